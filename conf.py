@@ -1,0 +1,67 @@
+"""Sphinx configuration shared by both locales.
+
+Build one locale at a time (the Makefile does both):
+    sphinx-build -W -c . -D language=en    book/en _build/en/html
+    sphinx-build -W -c . -D language=zh_CN book/zh _build/zh/html
+``conf.py`` cannot see ``-D``, so locale-specific settings are applied in a ``config-inited``
+hook from the table ``LOCALES`` below.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+project = "Reinforcement learning for language-model agents"
+author = "The agentrl authors"
+copyright = "2026, the agentrl authors"
+language = "en"
+
+extensions = ["myst_nb", "sphinxcontrib.mermaid", "ext"]
+exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# Execution: cached by cell text and kernelspec (which carries the staged library's hash).
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache")
+nb_execution_timeout = 120
+nb_execution_raise_on_error = False
+nb_execution_in_temp = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+nb_output_stderr = "show"  # shown on the page; the drift gate turns it into a warning
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+
+html_theme = "sphinx_book_theme"
+html_static_path: list[str] = []
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+}
+
+LOCALES = {
+    "en": {
+        "html_title": "RL for LM agents",
+        "agentrl_code_dir": None,
+    },
+    "zh_CN": {
+        "html_title": "语言模型智能体的强化学习",
+        "agentrl_code_dir": "book/en",
+        "html_search_language": "zh",
+    },
+}
+
+
+def apply_locale(app, config) -> None:
+    if config.language not in LOCALES:
+        raise ValueError(f"unknown language {config.language!r}; expected one of {list(LOCALES)}")
+    for key, value in LOCALES[config.language].items():
+        config[key] = value
+
+
+def setup(app) -> None:
+    app.connect("config-inited", apply_locale)

@@ -1,0 +1,29 @@
+"""The press: a Sphinx extension that executes, gates and publishes the book.
+
+Each submodule does one job and declares its own settings in its ``setup()``:
+
+* ``ext.stage``    harvest ``#@save`` cells, stage a library per chapter, enforce the order rule
+* ``ext.gate``     compare each cell's stdout with its recorded ``Output:`` block
+* ``ext.parity``   in a translation, check cells and outputs equal the English ones
+* ``ext.callouts`` render Evidence / Pitfall / In production callouts
+* ``ext.timings``  per-chapter execution times and the budget warning
+
+Pure logic shared with ``scripts/`` lives in ``ext.chapters``, ``ext.outputs``, ``ext.library``,
+``ext.locales`` and ``ext.execute``, which do not import Sphinx.
+"""
+
+from __future__ import annotations
+
+SUBMODULES = (
+    "ext.stage",
+    "ext.gate",
+    "ext.parity",
+    "ext.callouts",
+    "ext.timings",
+)
+
+
+def setup(app) -> dict:
+    for name in SUBMODULES:
+        app.setup_extension(name)
+    return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,94 @@
+"""Run a chapter's code cells in a fresh kernel, outside Sphinx (the checker's executor).
+
+The build executes chapters through myst-nb and jupyter-cache; the checker runs them here with
+nbclient directly. Both turn executed notebook cells into :class:`~ext.outputs.CellRun` with
+:func:`cell_runs`, so both gates compare exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+from .chapters import Chapter
+from .outputs import CellRun
+
+
+def kernel_environment(staged_dir: Path, threads: int | None = None) -> dict[str, str]:
+    """Environment for a chapter's kernel: the staged library first on the path, fixed hashing."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(staged_dir), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONHASHSEED"] = "0"
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    return env
+
+
+def cell_runs(cells) -> list[CellRun]:
+    """Summarise executed nbformat code cells as stdout / stderr / error / rich displays."""
+    runs = []
+    for cell in cells:
+        stdout, stderr, error, displays = [], [], None, 0
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                (stdout if out.get("name") == "stdout" else stderr).append(out.get("text", ""))
+            elif kind == "error":
+                error = f"{out.get('ename')}: {out.get('evalue')}"
+            elif kind in ("execute_result", "display_data"):
+                displays += 1
+        runs.append(CellRun("".join(stdout), "".join(stderr), error, displays))
+    return runs
+
+
+@dataclass
+class ChapterRun:
+    runs: list[CellRun]
+    seconds: float
+    failure: str | None  # why execution stopped early, if it did
+
+
+def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
+                threads: int | None = None) -> ChapterRun:
+    """Execute every code cell in order in a new kernel inside a temporary directory."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(c.source, metadata={"tags": list(c.tags)}) for c in chapter.cells
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    failure = None
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agentrl-check-") as cwd:
+        client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": cwd}})
+        try:
+            client.execute(env=kernel_environment(staged_dir, threads), cwd=cwd)
+        except CellTimeoutError:
+            failure = f"a cell ran past the {timeout} s timeout"
+        except DeadKernelError as exc:
+            failure = f"the kernel died: {exc}"
+        except CellExecutionError:
+            failure = None  # the error output is recorded in the failing cell
+    runs = attach_failure(notebook.cells, cell_runs(notebook.cells), failure)
+    return ChapterRun(runs, time.perf_counter() - start, failure)
+
+
+def attach_failure(cells, runs: list[CellRun], failure: str | None) -> list[CellRun]:
+    """Charge a failure that left no error output (timeout, dead kernel) to the cell it hit."""
+    if not failure or any(r.error for r in runs) or not runs:
+        return runs
+    started = [i for i, c in enumerate(cells) if c.get("execution_count") is not None]
+    index = started[-1] if started else 0
+    runs = list(runs)
+    runs[index] = CellRun(runs[index].stdout, runs[index].stderr, failure, runs[index].displays)
+    return runs

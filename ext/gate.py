@@ -1,0 +1,102 @@
+"""The drift gate: every executed cell must print exactly its recorded ``Output:`` block.
+
+Runs at ``doctree-read``, after myst-nb has executed (or fetched from the cache) a chapter and
+written the executed notebook to ``jupyter_execute/``. Each problem is a warning at the file
+line of the recorded block (or of the cell), with ``type='agentrl'`` and a subtype naming the
+kind of problem (``drift``, ``error``, ``missing-output`` ...). The page keeps the executed
+output and drops the recorded copy, so a reader sees one output per cell.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+from docutils import nodes
+from myst_nb.sphinx_ import NbMetadataCollector
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from .chapters import OUTPUT_LABEL, ChapterError, read_chapter
+from .execute import attach_failure, cell_runs
+from .outputs import CellRun, check_chapter
+
+logger = logging.getLogger(__name__)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _executed_cells(app: Sphinx, docname: str):
+    """Code cells of the notebook myst-nb wrote; only complete when it executed (not cached)."""
+    path = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    return [c for c in notebook.cells if c.cell_type == "code"]
+
+
+def _runs_from_doctree(doctree: nodes.document) -> list[CellRun]:
+    """What each code cell produced, read from myst-nb's rendered output nodes.
+
+    The doctree is the one place that holds outputs whether they were just executed or came
+    from the cache (myst-nb writes ``jupyter_execute/*.ipynb`` without cached outputs).
+    """
+    runs = []
+    for cell in doctree.findall(nodes.container):
+        if cell.get("nb_element") != "cell_code":
+            continue
+        stdout, stderr, error, displays = [], [], None, 0
+        for output in cell.findall(nodes.container):
+            if output.get("nb_element") != "cell_code_output":
+                continue
+            for node in output.children:
+                classes = set(node.get("classes", []))
+                text = _ANSI.sub("", node.astext())
+                if "stream" in classes:
+                    stdout.append(text)
+                elif "stderr" in classes:
+                    stderr.append(text)
+                elif "traceback" in classes:
+                    lines = [l for l in text.splitlines() if l.strip()]
+                    error = lines[-1].strip() if lines else "an exception"
+                else:
+                    displays += 1
+        runs.append(CellRun("\n".join(stdout), "\n".join(stderr), error, displays))
+    return runs
+
+
+def _drop_recorded_blocks(doctree: nodes.document) -> None:
+    for label in list(doctree.findall(nodes.paragraph)):
+        block = label.next_node(descend=False, siblings=True)
+        if label.astext().strip() == OUTPUT_LABEL and isinstance(block, nodes.literal_block):
+            block.parent.remove(block)
+            label.parent.remove(label)
+
+
+def gate_chapter(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    if docname not in getattr(app.env, "agentrl_chapters", set()):
+        return
+    exec_data = NbMetadataCollector.get_exec_data(app.env, docname)
+    if not exec_data:  # execution is off: the recorded blocks are all the reader gets
+        return
+    path = Path(app.env.doc2path(docname))
+    try:
+        chapter = read_chapter(path)
+    except ChapterError as error:
+        logger.warning(error.message, location=(docname, error.line), type="agentrl",
+                       subtype="format")
+        return
+    runs = _runs_from_doctree(doctree)
+    if exec_data.get("error"):  # executed just now and failed: the written notebook is complete
+        cells = _executed_cells(app, docname)
+        runs = attach_failure(cells, cell_runs(cells), f"execution failed: {exec_data['error']}")
+    for problem in check_chapter(chapter, runs):
+        logger.warning(problem.message, location=(docname, problem.line), type="agentrl",
+                       subtype=problem.kind)
+    _drop_recorded_blocks(doctree)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("doctree-read", gate_chapter)
+    return {"parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,84 @@
+"""Sphinx side of the order rule: each chapter's kernel imports a library of earlier saves.
+
+At ``builder-inited`` the canonical (English) chapters are harvested; a malformed save cell, a
+forbidden import or a use of a later save is a warning at its file and line. At ``source-read``
+the chapter's staged library is put first on the kernel's ``PYTHONPATH`` and its hash is written
+into the kernelspec display name, because jupyter-cache keys only on cell text and kernelspec:
+a changed library must change the key. Chapters are re-read on every build so that the gate
+(and its warnings) runs every time, while unchanged cells still come from the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from .chapters import ChapterError, book_order, read_chapter, set_kernel_display_name
+from .execute import kernel_environment
+from .library import Staging, check_imports, check_uses
+
+logger = logging.getLogger(__name__)
+
+
+def _canonical_dir(app: Sphinx) -> Path:
+    return Path(app.confdir, app.config.agentrl_code_dir) if app.config.agentrl_code_dir else Path(
+        app.srcdir
+    )
+
+
+def warn(error: ChapterError, subtype: str) -> None:
+    logger.warning(error.message, location=f"{error.path}:{error.line}",
+                   type="agentrl", subtype=subtype)
+
+
+def harvest_book(app: Sphinx) -> None:
+    """Read the canonical chapters and build the staging plan (``app.env.agentrl_staging``)."""
+    app.env.agentrl_staging = None
+    app.env.agentrl_chapters = set()
+    canonical = _canonical_dir(app)
+    try:
+        chapters = [read_chapter(p) for p in book_order(canonical)]
+        staging = Staging.of(chapters)
+    except ChapterError as error:
+        warn(error, "library")
+        return
+    app.env.agentrl_staging = staging
+    app.env.agentrl_chapters = {p.stem for p in book_order(Path(app.srcdir))}
+    for chapter in chapters:
+        for check in (check_imports, lambda c: check_uses(c, staging)):
+            try:
+                check(chapter)
+            except ChapterError as error:
+                warn(error, "order")
+    base = kernel_environment(Path("."))
+    for key in ("PYTHONHASHSEED", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM"):
+        os.environ[key] = base[key]
+
+
+def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
+    staging = getattr(app.env, "agentrl_staging", None)
+    if staging is None or docname not in app.env.agentrl_chapters:
+        return
+    name = docname + ".md"
+    if name not in staging.order:
+        return
+    directory = staging.stage(name, Path(app.confdir, app.config.agentrl_stage_dir))
+    os.environ["PYTHONPATH"] = str(directory)
+    source[0] = set_kernel_display_name(source[0], f"Python 3 (agentrl {directory.name})")
+
+
+def reread_chapters(app, env, added, changed, removed) -> list[str]:
+    """Re-read every chapter: execution comes from the cache, but the gate must run again."""
+    return sorted(getattr(env, "agentrl_chapters", set()) - set(removed))
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("agentrl_code_dir", None, "env", types=[str, type(None)])
+    app.add_config_value("agentrl_stage_dir", "_build/staged", "env", types=[str])
+    app.connect("builder-inited", harvest_book)
+    app.connect("source-read", stage_chapter)
+    app.connect("env-get-outdated", reread_chapters)
+    return {"parallel_read_safe": False, "parallel_write_safe": True}
