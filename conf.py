@@ -50,7 +50,7 @@ LOCALES = {
     },
     "zh_CN": {
         "html_title": "语言模型智能体的强化学习",
-        "agentrl_code_dir": "book/en",
+        "agentrl_code_dir": "../en",
         "html_search_language": "zh",
     },
 }

@@ -97,6 +97,17 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
+def _front_matter(lines: list[str], path: Path) -> dict:
+    end = _front_matter_end(lines)
+    if not end:
+        return {}
+    try:
+        return yaml.safe_load("\n".join(lines[1 : end - 1])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ChapterError(path, (mark.line + 2) if mark else 1, f"bad front matter: {exc}")
+
+
 def _closing_fence(lines: list[str], open_index: int, path: Path) -> int:
     """0-based index of the fence that closes the one opened at ``open_index``."""
     opener = _FENCE.match(lines[open_index]) or re.match(r"^(`{3,}|~{3,})", lines[open_index])
@@ -137,7 +148,7 @@ def read_chapter(path: Path | str, text: str | None = None) -> Chapter:
         line = getattr(exc, "lineno", None) or 1
         raise ChapterError(path, line, f"cannot read cells: {exc}") from exc
     starts = notebook.metadata.get("source_map", [])
-    metadata = yaml.safe_load("\n".join(lines[1 : _front_matter_end(lines) - 1])) or {}
+    metadata = _front_matter(lines, path)
     cells: list[CodeCell] = []
     for cell, start in zip(notebook.cells, starts):
         if cell.cell_type != "code":

@@ -222,3 +222,11 @@ def check_uses(chapter: Chapter, staging: Staging) -> None:
                         "use only saves of earlier chapters",
                     )
                 raise ChapterError(chapter.path, line, f"uses agentrl.{name}, which no chapter saves")
+
+
+def load_book(book_dir: Path) -> tuple[list[Chapter], Staging]:
+    """The chapters of a book tree in toctree order and their staging plan."""
+    from .chapters import book_order, read_chapter
+
+    chapters = [read_chapter(p) for p in book_order(book_dir)]
+    return chapters, Staging.of(chapters)

@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 def check_parity(app: Sphinx, docname: str, source: list[str]) -> None:
     if not app.config.agentrl_code_dir or docname not in getattr(app.env, "agentrl_chapters", ()):
         return
-    english = Path(app.confdir, app.config.agentrl_code_dir, docname + ".md")
+    english = (Path(app.srcdir) / app.config.agentrl_code_dir / f"{docname}.md").resolve()
     translated = Path(app.env.doc2path(docname))
     if not english.exists():
         logger.warning(f"no English chapter {english.name} to translate",

@@ -24,9 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 def _canonical_dir(app: Sphinx) -> Path:
-    return Path(app.confdir, app.config.agentrl_code_dir) if app.config.agentrl_code_dir else Path(
-        app.srcdir
-    )
+    """The tree whose cells are canonical: the English book, relative to the source dir."""
+    return (Path(app.srcdir) / (app.config.agentrl_code_dir or ".")).resolve()
 
 
 def warn(error: ChapterError, subtype: str) -> None:
@@ -76,6 +75,7 @@ def reread_chapters(app, env, added, changed, removed) -> list[str]:
 
 
 def setup(app: Sphinx) -> dict:
+    # Relative to the source directory; None means this tree is canonical (English).
     app.add_config_value("agentrl_code_dir", None, "env", types=[str, type(None)])
     app.add_config_value("agentrl_stage_dir", "_build/staged", "env", types=[str])
     app.connect("builder-inited", harvest_book)

@@ -1,0 +1,90 @@
+"""Execute chapters outside Sphinx and compare every cell's stdout with its recorded block.
+
+    python scripts/check_tutorial_snippets.py --chapters 00 02        # verify
+    python scripts/check_tutorial_snippets.py --chapters 02 --refresh # rewrite Output blocks
+    python scripts/check_tutorial_snippets.py --chapters all --locale zh --threads 1
+
+Each chapter runs in a fresh kernel, in a temporary directory, against a library staged from
+the saves of earlier chapters only (the same staging as the build). Exit status 0 when every
+block matches, 1 otherwise; problems are printed as ``file:line: message`` with a diff
+*recorded -> executed*. With ``--refresh`` the recorded blocks are rewritten from the run
+(a cell that raised is never refreshed); read every changed output afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.chapters import ChapterError, read_chapter  # noqa: E402
+from ext.execute import run_chapter  # noqa: E402
+from ext.library import check_imports, check_uses, load_book  # noqa: E402
+from ext.outputs import check_chapter, refresh_text  # noqa: E402
+
+
+def select(paths: list[Path], wanted: list[str]) -> list[Path]:
+    """Chapters whose file name starts with one of ``wanted`` ('02', 'A', ...) or all."""
+    if wanted == ["all"]:
+        return paths
+    chosen = []
+    for key in wanted:
+        matches = [p for p in paths if p.name.split("-")[0] == key or p.stem == key]
+        if not matches:
+            raise SystemExit(f"error: no chapter {key!r} in the book (known: "
+                             f"{', '.join(p.name.split('-')[0] for p in paths)})")
+        chosen.extend(matches)
+    return chosen
+
+
+def check_one(path: Path, staging, stage_root: Path, args) -> bool:
+    try:
+        chapter = read_chapter(path)
+        check_imports(chapter)
+        check_uses(chapter, staging)
+    except ChapterError as error:
+        print(error)
+        return False
+    staged = staging.stage(path.name, stage_root)
+    result = run_chapter(chapter, staged, timeout=args.timeout, threads=args.threads)
+    problems = check_chapter(chapter, result.runs)
+    for problem in problems:
+        print(f"{path}:{problem.line}: {problem.message}")
+    fatal = [p for p in problems if p.kind in ("error", "not-run", "format", "save-prints")]
+    if args.refresh and not fatal:
+        text = refresh_text(chapter, result.runs)
+        if text != chapter.text:
+            path.write_text(text, encoding="utf-8")
+            print(f"{path}: refreshed recorded outputs; read them and update the prose")
+        problems = []
+    status = "ok" if not problems else f"{len(problems)} problem(s)"
+    print(f"{path.name}: {len(chapter.cells)} cells, {status} ({result.seconds:.1f} s)")
+    return not problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", nargs="+", required=True,
+                        help="chapter numbers (00 02 A) or 'all'")
+    parser.add_argument("--locale", default="en", help="book/<locale> to check (default en)")
+    parser.add_argument("--refresh", action="store_true", help="rewrite recorded outputs")
+    parser.add_argument("--threads", type=int, default=None, help="torch/OpenMP threads")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
+    args = parser.parse_args(argv)
+    book = args.root / "book"
+    try:
+        english, staging = load_book(book / "en")
+    except ChapterError as error:
+        print(error)
+        return 1
+    paths = [book / args.locale / p.name for p in select([c.path for c in english], args.chapters)]
+    ok = [check_one(p, staging, args.root / "_build" / "staged", args) for p in paths]
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

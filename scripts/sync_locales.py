@@ -1,0 +1,102 @@
+"""Keep translations in step with the English chapters: cells and outputs copied, prose flagged.
+
+    python scripts/sync_locales.py                 # copy code cells and outputs from en to zh
+    python scripts/sync_locales.py --check         # exit 1 on any cell/output difference
+    python scripts/sync_locales.py --stamp 03 04   # mark zh 03, 04 as translating current en prose
+
+Translators edit only prose. Each translation records in its front matter (``en_prose_sha``)
+the hash of the English prose it translates; ``--check`` lists translations whose English
+prose has changed since (stale, a warning: exit status is unaffected) and untranslated chapters.
+Syncing needs the same number of cells in both files; otherwise it names the file to fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.chapters import Chapter, ChapterError, book_order, read_chapter  # noqa: E402
+from ext.locales import PROSE_KEY, first_difference, is_stale, prose_hash  # noqa: E402
+
+
+def synced_text(source: Chapter, translation: Chapter) -> str:
+    """The translation with every code cell and recorded output replaced by the source's."""
+    if len(source.cells) != len(translation.cells):
+        raise ChapterError(translation.path, 1,
+                           f"{len(translation.cells)} code cells but {source.path} has "
+                           f"{len(source.cells)}: add or remove cells in the translation first")
+    en_lines = source.text.splitlines()
+    lines = translation.text.splitlines()
+    for en, zh in sorted(zip(source.cells, translation.cells), key=lambda p: -p[1].line):
+        en_output = en_lines[en.output.label_line - 1 : en.output.end_line] if en.output else []
+        if zh.output:
+            lines[zh.output.label_line - 1 : zh.output.end_line] = en_output
+            if not en_output and zh.output.label_line - 1 < len(lines):
+                del lines[zh.output.label_line - 1]
+        elif en_output:
+            lines[zh.end_line : zh.end_line] = ["", *en_output]
+        lines[zh.line - 1 : zh.end_line] = en_lines[en.line - 1 : en.end_line]
+    return "\n".join(lines) + "\n"
+
+
+def stamp(source: Chapter, translation: Chapter) -> str:
+    """Record the current English prose hash in the translation's front matter."""
+    value = f"{PROSE_KEY}: {prose_hash(source)}"
+    text = translation.text
+    if re.search(rf"^{PROSE_KEY}:.*$", text, flags=re.MULTILINE):
+        return re.sub(rf"^{PROSE_KEY}:.*$", value, text, count=1, flags=re.MULTILINE)
+    if not text.startswith("---\n"):
+        raise ChapterError(translation.path, 1, "no front matter to stamp")
+    return "---\n" + value + "\n" + text[4:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--stamp", nargs="+", metavar="CH", default=[])
+    parser.add_argument("--locale", default="zh")
+    parser.add_argument("--root", type=Path, default=ROOT)
+    args = parser.parse_args(argv)
+    book = args.root / "book"
+    failed = False
+    try:
+        order = book_order(book / "en")
+    except ChapterError as error:
+        print(error)
+        return 1
+    for en_path in order:
+        target = book / args.locale / en_path.name
+        if not target.exists():
+            print(f"{target}: untranslated")
+            failed |= args.check
+            continue
+        try:
+            source, translation = read_chapter(en_path), read_chapter(target)
+            if en_path.name.split("-")[0] in args.stamp:
+                target.write_text(stamp(source, translation), encoding="utf-8")
+                print(f"{target}: stamped as translating the current English prose")
+                translation = read_chapter(target)
+            difference = first_difference(source, translation)
+            if difference and args.check:
+                print(f"{target}:{difference.line}: {difference.message} "
+                      f"(see {en_path}:{difference.source_line})")
+                failed = True
+            elif difference:
+                target.write_text(synced_text(source, translation), encoding="utf-8")
+                print(f"{target}: code cells and outputs copied from {en_path.name}")
+            if is_stale(source, translation):
+                print(f"{target}: stale: the English prose changed since it was translated "
+                      f"(translate, then run --stamp {en_path.name.split('-')[0]})")
+        except ChapterError as error:
+            print(error)
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
