@@ -1,0 +1,50 @@
+# The two commands a fresh machine needs:  make html  (build the site)  and  make test.
+# Both set up .venv on first use (Python 3.11), plus the offline assets and tokenizer cache.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
+LOCALE_en    := en
+LOCALE_zh    := zh_CN
+
+.PHONY: setup html html-en html-zh site library check test clean help
+
+help:
+	@echo "make html   build both locales into _build/site (sets itself up on first use)"
+	@echo "make test   the whole test suite, including the -W build of both locales"
+	@echo "make check CH=02   run the snippet checker on chapter 02"
+	@echo "make clean  remove _build (keeps .venv and the execution cache in _build/.jupyter_cache)"
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[book,test]'
+	touch $@
+
+$(VENV)/.assets: $(VENV)/.installed scripts/setup_assets.py scripts/setup_tokenizer.py
+	$(PY) scripts/setup_assets.py
+	$(PY) scripts/setup_tokenizer.py
+	touch $@
+
+setup: $(VENV)/.assets
+
+library: setup
+	$(PY) scripts/build_library.py --check
+
+html-%: setup
+	$(SPHINX) -D language=$(LOCALE_$*) book/$* _build/$*/html
+
+html: library html-en html-zh
+	$(PY) scripts/assemble_site.py
+	@echo "site: _build/site/index.html"
+
+check: setup
+	$(PY) scripts/check_tutorial_snippets.py --chapters $(CH)
+
+test: html
+	$(PY) scripts/sync_locales.py --check
+	$(PY) -m pytest
+
+clean:
+	find _build -mindepth 1 -maxdepth 1 ! -name .jupyter_cache -exec rm -rf {} +
