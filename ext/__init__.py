@@ -20,6 +20,9 @@ SUBMODULES = (
     "ext.parity",
     "ext.callouts",
     "ext.timings",
+    "ext.offline",
+    "ext.zh_search",
+    "ext.lang_switch",
 )
 
 

@@ -181,6 +181,11 @@ def _reject_stray_outputs(lines: list[str], cells: list[CodeCell], path: Path) -
             raise ChapterError(path, number, "'Output:' block does not follow a code cell")
 
 
+def chapter_key(path: Path) -> str:
+    """The short name used on command lines: '02' for 02-rl-fundamentals.md, 'sources'."""
+    return Path(path).stem.split("-")[0]
+
+
 def book_order(book_dir: Path | str) -> list[Path]:
     """Chapter files in the order of the toctree in ``index.md`` (the book's order)."""
     book_dir = Path(book_dir)

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import ChapterError, read_chapter  # noqa: E402
+from ext.chapters import ChapterError, chapter_key, read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
 from ext.library import check_imports, check_uses, load_book  # noqa: E402
 from ext.outputs import check_chapter, refresh_text  # noqa: E402
@@ -32,10 +32,10 @@ def select(paths: list[Path], wanted: list[str]) -> list[Path]:
         return paths
     chosen = []
     for key in wanted:
-        matches = [p for p in paths if p.name.split("-")[0] == key or p.stem == key]
+        matches = [p for p in paths if chapter_key(p) == key or p.stem == key]
         if not matches:
             raise SystemExit(f"error: no chapter {key!r} in the book (known: "
-                             f"{', '.join(p.name.split('-')[0] for p in paths)})")
+                             f"{', '.join(chapter_key(p) for p in paths)})")
         chosen.extend(matches)
     return chosen
 
@@ -48,6 +48,8 @@ def check_one(path: Path, staging, stage_root: Path, args) -> bool:
     except ChapterError as error:
         print(error)
         return False
+    if not chapter.cells:
+        return True
     staged = staging.stage(path.name, stage_root)
     result = run_chapter(chapter, staged, timeout=args.timeout, threads=args.threads)
     problems = check_chapter(chapter, result.runs)

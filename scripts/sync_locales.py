@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import Chapter, ChapterError, book_order, read_chapter  # noqa: E402
+from ext.chapters import Chapter, ChapterError, book_order, chapter_key, read_chapter  # noqa: E402
 from ext.locales import PROSE_KEY, first_difference, is_stale, prose_hash  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def stamp(source: Chapter, translation: Chapter) -> str:
     if re.search(rf"^{PROSE_KEY}:.*$", text, flags=re.MULTILINE):
         return re.sub(rf"^{PROSE_KEY}:.*$", value, text, count=1, flags=re.MULTILINE)
     if not text.startswith("---\n"):
-        raise ChapterError(translation.path, 1, "no front matter to stamp")
+        return f"---\n{value}\n---\n\n{text}"
     return "---\n" + value + "\n" + text[4:]
 
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             source, translation = read_chapter(en_path), read_chapter(target)
-            if en_path.name.split("-")[0] in args.stamp:
+            if chapter_key(en_path) in args.stamp:
                 target.write_text(stamp(source, translation), encoding="utf-8")
                 print(f"{target}: stamped as translating the current English prose")
                 translation = read_chapter(target)
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{target}: code cells and outputs copied from {en_path.name}")
             if is_stale(source, translation):
                 print(f"{target}: stale: the English prose changed since it was translated "
-                      f"(translate, then run --stamp {en_path.name.split('-')[0]})")
+                      f"(translate, then run --stamp {chapter_key(en_path)})")
         except ChapterError as error:
             print(error)
             failed = True
