@@ -7,6 +7,7 @@ Each submodule does one job and declares its own settings in its ``setup()``:
 * ``ext.parity``   in a translation, check cells and outputs equal the English ones
 * ``ext.callouts`` render Evidence / Pitfall / In production callouts
 * ``ext.timings``  per-chapter execution times and the budget warning
+* ``ext.planned``  links to planned, unwritten chapters shown as plain text
 
 Pure logic shared with ``scripts/`` lives in ``ext.chapters``, ``ext.outputs``, ``ext.library``,
 ``ext.locales`` and ``ext.execute``, which do not import Sphinx.
@@ -20,6 +21,7 @@ SUBMODULES = (
     "ext.parity",
     "ext.callouts",
     "ext.timings",
+    "ext.planned",
     "ext.offline",
     "ext.zh_search",
     "ext.lang_switch",
