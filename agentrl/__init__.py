@@ -129,3 +129,1078 @@ def policy_iteration(mdp, policy=None, max_rounds=1_000, tol=1e-12):
             return torch.nn.functional.one_hot(actions, mdp.n_actions).to(torch.float64), V, rounds
         actions = improved
     raise RuntimeError(f"policy iteration did not converge in {max_rounds} rounds")
+
+# ---- saved in 03-language-models-as-policies.md ----
+import math
+from typing import NamedTuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SPECIAL_TOKENS = ('<pad>', '<bos>', '<eos>', '<call>', '</call>')
+PAD_ID = 0
+BOS_ID = 1
+EOS_ID = 2
+
+
+class CharTokenizer:
+    """Character tokenizer: 5 special tokens, newline and printable ASCII (101 ids).
+
+    `<call>` and `</call>` are written in text and encoded as one token each.
+    `<pad>`, `<bos>` and `<eos>` are control tokens: only code inserts them (bos=, eos=),
+    text that spells them is encoded character by character, and decode drops them
+    unless keep_control=True.
+    """
+
+    def __init__(self):
+        self.itos = list(SPECIAL_TOKENS) + ['\n'] + [chr(c) for c in range(32, 127)]
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+        self.pad_id, self.bos_id, self.eos_id, self.call_id, self.end_call_id = range(5)
+        self.vocab_size = len(self.itos)
+
+    def encode(self, text, bos=False, eos=False):
+        ids = [self.bos_id] if bos else []
+        i = 0
+        while i < len(text):
+            if text.startswith('<call>', i):
+                ids.append(self.call_id)
+                i += len('<call>')
+            elif text.startswith('</call>', i):
+                ids.append(self.end_call_id)
+                i += len('</call>')
+            elif len(text[i]) == 1 and text[i] in self.stoi:
+                ids.append(self.stoi[text[i]])
+                i += 1
+            else:
+                raise ValueError(f'character {text[i]!r} at position {i} is not in the vocabulary')
+        if eos:
+            ids.append(self.eos_id)
+        return ids
+
+    def decode(self, ids, keep_control=False):
+        control = (self.pad_id, self.bos_id, self.eos_id)
+        return ''.join(self.itos[int(i)] for i in ids if keep_control or int(i) not in control)
+
+# ---- saved in 03-language-models-as-policies.md ----
+def rotary_angles(pos, head_dim, base=10000.0):
+    """cos and sin [T, Dh/2] of the rotary angles at integer positions pos [T]."""
+    half = head_dim // 2
+    freq = base ** (-torch.arange(half, dtype=torch.float32) / half)   # [Dh/2]
+    angle = pos.to(torch.float32)[:, None] * freq[None, :]              # [T, Dh/2]
+    return angle.cos(), angle.sin()
+
+
+def rotate(x, cos, sin):
+    """Rotate coordinate pairs (x[i], x[i + Dh/2]) of x [B, H, T, Dh] by the rotary angles."""
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+class TinyBlock(nn.Module):
+    """Pre-norm transformer block: causal self-attention, then an MLP, each residual."""
+
+    def __init__(self, d_model, n_heads, mlp_mult=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.norm1 = nn.LayerNorm(d_model, bias=False)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.proj = nn.Linear(d_model, d_model, bias=False)
+        self.norm2 = nn.LayerNorm(d_model, bias=False)
+        self.up = nn.Linear(d_model, mlp_mult * d_model, bias=False)
+        self.down = nn.Linear(mlp_mult * d_model, d_model, bias=False)
+
+    def forward(self, x, pos, rope, kv=None):
+        """x [B, T, D] at positions pos [T]; kv = cached (keys, values) of earlier positions."""
+        B, T, D = x.shape
+        H = self.n_heads
+        qkv = self.qkv(self.norm1(x)).view(B, T, 3, H, D // H).permute(2, 0, 3, 1, 4)
+        q, k, v = rotate(qkv[0], *rope), rotate(qkv[1], *rope), qkv[2]   # [B, H, T, Dh]
+        if kv is not None:                                  # prepend cached keys and values
+            k, v = torch.cat([kv[0], k], dim=2), torch.cat([kv[1], v], dim=2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(D // H)  # [B, H, T, Tk]
+        key_pos = torch.arange(k.shape[2])
+        allowed = key_pos[None, :] <= pos[:, None]            # [T, Tk]: key at or before query
+        att = scores.masked_fill(~allowed, float('-inf')).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, D)       # [B, T, D]
+        x = x + self.proj(y)
+        x = x + self.down(F.gelu(self.up(self.norm2(x)), approximate='tanh'))
+        return x, (k, v)
+
+
+class TinyAgent(nn.Module):
+    """Decoder-only transformer policy.
+
+    forward(ids [B, T], cache=None) -> (logits [B, T, V], cache), where cache is a list with
+    one (keys, values) pair [B, H, T_past + T, Dh] per block. Passing the returned cache back
+    continues the sequence: new tokens get positions after the cached ones.
+    """
+
+    def __init__(self, vocab_size=101, d_model=64, n_layers=4, n_heads=4, mlp_mult=4,
+                 tie_embeddings=True, seed=0):
+        super().__init__()
+        self.head_dim = d_model // n_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.blocks = nn.ModuleList(TinyBlock(d_model, n_heads, mlp_mult) for _ in range(n_layers))
+        self.norm = nn.LayerNorm(d_model, bias=False)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        gen = torch.Generator().manual_seed(seed)
+        for name, p in self.named_parameters():
+            if p.dim() == 2:            # residual-branch outputs start smaller, as in GPT-2
+                small = name.endswith(('proj.weight', 'down.weight'))
+                std = 0.02 / math.sqrt(2 * n_layers) if small else 0.02
+                nn.init.normal_(p, std=std, generator=gen)
+        if tie_embeddings:
+            self.head.weight = self.embed.weight
+
+    def forward(self, ids, cache=None):
+        start = 0 if cache is None else cache[0][0].shape[2]
+        pos = torch.arange(start, start + ids.shape[1])       # [T] absolute positions
+        rope = rotary_angles(pos, self.head_dim)
+        x = self.embed(ids)                                   # [B, T, D]
+        new_cache = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block(x, pos, rope, None if cache is None else cache[i])
+            new_cache.append(kv)
+        return self.head(self.norm(x)), new_cache             # [B, T, V]
+
+# ---- saved in 03-language-models-as-policies.md ----
+def sequence_logprobs(model, ids, mask=None, temperature=1.0):
+    """Per-token log-probabilities [B, T-1] of ids [B, T] under softmax(logits / temperature).
+
+    logp[:, i] = log p(ids[:, i+1] | ids[:, :i+1]). mask [B, T] marks real tokens (right
+    padding); entries whose target ids[:, i+1] is padding are set to 0.
+    """
+    logits, _ = model(ids)                                                   # [B, T, V]
+    logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)   # [B, T-1, V]
+    logp = logp.gather(-1, ids[:, 1:, None]).squeeze(-1)                     # [B, T-1]
+    if mask is not None:
+        logp = torch.where(mask[:, 1:].bool(), logp, torch.zeros_like(logp))
+    return logp
+
+
+def pad_batch(seqs, pad_id=PAD_ID):
+    """Right-pad lists of ids into ids [B, T] (long) and mask [B, T] (1.0 = real token)."""
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), pad_id, dtype=torch.long)
+    mask = torch.zeros(len(seqs), T)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+        mask[i, :len(s)] = 1.0
+    return ids, mask
+
+# ---- saved in 03-language-models-as-policies.md ----
+def sampling_logprobs(logits, temperature=1.0, top_p=1.0):
+    """Log-probabilities [B, V] of the distribution sample() draws from: the softmax of
+    logits / temperature, restricted to the smallest set of most likely tokens whose mass
+    reaches top_p, renormalised. Removed tokens get -inf."""
+    logq = torch.log_softmax(logits.float() / temperature, dim=-1)          # [B, V]
+    if top_p < 1.0:
+        sorted_logq, order = logq.sort(dim=-1, descending=True, stable=True)
+        p = sorted_logq.exp()
+        drop_sorted = p.cumsum(-1) - p >= top_p        # mass of strictly better tokens >= top_p
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        logq = torch.log_softmax(logq.masked_fill(drop, float('-inf')), dim=-1)
+    return logq
+
+
+def sample_token(logits, temperature=1.0, top_p=1.0, generator=None):
+    """Draw one token per row of logits [B, V]; returns (token [B], log q(token) [B]).
+
+    q is sampling_logprobs(logits, temperature, top_p). temperature=0 is greedy decoding,
+    for which q puts all its mass on the argmax and log q = 0.
+    """
+    if temperature == 0:
+        token = logits.argmax(-1)
+        return token, torch.zeros(token.shape)
+    logq = sampling_logprobs(logits, temperature, top_p)                     # [B, V]
+    u = torch.rand(logq.shape, generator=generator, dtype=torch.float64)     # [B, V]
+    token = (logq.double() - torch.log(-torch.log(u))).argmax(-1)          # Gumbel-max
+    return token, logq.gather(-1, token[:, None]).squeeze(-1)
+
+# ---- saved in 03-language-models-as-policies.md ----
+class Sampled(NamedTuple):
+    """Output of sample(); N is the number of generated positions."""
+    ids: torch.Tensor    # [B, N] generated tokens, pad after the stop token
+    logp: torch.Tensor   # [B, N] log q(token) under the sampling distribution, 0 at pad
+    mask: torch.Tensor   # [B, N] 1.0 for generated tokens up to and including the stop token
+
+
+@torch.no_grad()
+def sample(model, prompt_ids, max_new_tokens, temperature=1.0, top_p=1.0, seed=None,
+           generator=None, stop_ids=(EOS_ID,), pad_id=PAD_ID, use_cache=True):
+    """Autoregressive sampling from prompt_ids [B, T0] (or [T0]); all rows the same length.
+
+    Returns Sampled(ids, logp, mask). logp is the log-probability under the distribution the
+    token was drawn from (temperature and top_p applied), not under softmax(logits).
+    use_cache=False re-runs the whole sequence at every step (for comparison only).
+    """
+    if generator is None and seed is not None:
+        generator = torch.Generator().manual_seed(seed)
+    ids = prompt_ids if prompt_ids.dim() == 2 else prompt_ids[None]
+    logits, cache = model(ids)
+    done = torch.zeros(ids.shape[0], dtype=torch.bool)
+    stop = torch.tensor(stop_ids, dtype=torch.long)
+    out, logps, masks = [], [], []
+    for _ in range(max_new_tokens):
+        token, logq = sample_token(logits[:, -1], temperature, top_p, generator)
+        out.append(torch.where(done, pad_id, token))
+        logps.append(torch.where(done, 0.0, logq))
+        masks.append((~done).float())
+        done = done | torch.isin(token, stop)
+        if bool(done.all()):
+            break
+        if use_cache:
+            logits, cache = model(out[-1][:, None], cache)
+        else:
+            logits, _ = model(torch.cat([ids, torch.stack(out, 1)], dim=1))
+    return Sampled(torch.stack(out, 1), torch.stack(logps, 1), torch.stack(masks, 1))
+
+# ---- saved in 03-language-models-as-policies.md ----
+def next_token_loss(model, ids, loss_mask):
+    """Mean negative log-likelihood of the targets ids[:, 1:] where loss_mask[:, 1:] is 1."""
+    m = loss_mask[:, 1:].float()                                              # [B, T-1]
+    return -(sequence_logprobs(model, ids) * m).sum() / m.sum().clamp_min(1.0)
+
+
+def train_next_token(model, examples, steps, lr=3e-3, batch_size=32, seed=0, pad_id=PAD_ID,
+                     weight_decay=0.0, grad_clip=1.0, warmup=20):
+    """Teacher-forced next-token training; returns the loss of every step.
+
+    examples: lists of token ids (every token after the first is a target), or (ids, mask)
+    pairs where mask[j] = 1 makes ids[j] a target. Minibatches are drawn with replacement
+    from a generator seeded with seed. Learning rate: linear warm-up, then cosine decay.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=weight_decay)
+    losses = []
+    model.train()
+    for step in range(steps):
+        picks = torch.randint(len(examples), (batch_size,), generator=gen).tolist()
+        pairs = [examples[i] if isinstance(examples[i], tuple) else (examples[i], [1] * len(examples[i]))
+                 for i in picks]
+        ids, real = pad_batch([p[0] for p in pairs], pad_id)                # [B, T]
+        target, _ = pad_batch([p[1] for p in pairs], 0)                     # [B, T]
+        scale = min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
+        for group in opt.param_groups:
+            group['lr'] = lr * scale
+        loss = next_token_loss(model, ids, target.float() * real)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+# ---- saved in 04-environments-and-tools.md ----
+import ast
+import io
+import keyword
+import random
+import tokenize
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    """One repair task. The agent edits `code`; `test` runs `visible`; `submit` grades `hidden`."""
+    id: int
+    func: str        # the function to repair, e.g. 'clamp'
+    kind: str        # bug kind, e.g. 'wrong_var'
+    line: int        # line of the bug
+    code: str        # buggy source: the one file the agent can edit (sol.py)
+    solution: str    # reference source
+    fix: str         # the reference fix as a patch op, e.g. 'sub 2 hi|lo'
+    visible: tuple   # ((call, expected repr), ...) run by `test`
+    hidden: tuple    # ((call, expected repr), ...) graded on `submit`
+    split: str       # 'train', 'heldout' or 'novel'
+
+# ---- saved in 04-environments-and-tools.md ----
+# A template: (argument spec, precondition, hand-picked cases, reference source).
+# Spec letters: i int -5..9, n int 0..9, P int 1..30, h int 0..100, Y year,
+# L list of ints (maybe empty), N non-empty list, s string over 'ab ', c one char.
+BASIC_TEMPLATES = (
+    ('iii', 'lo <= hi', ('5, 0, 3', '-1, 0, 3', '2, 0, 3'), '''
+def clamp(x, lo, hi):
+  if x < lo: return lo
+  if x > hi: return hi
+  return x
+'''),
+    ('n', '', ('3', '0'), '''
+def sum_to(n):
+  s = 0
+  for i in range(1, n + 1):
+    s += i
+  return s
+'''),
+    ('N', '', ('[3, 7, 2]', '[-1]'), '''
+def max_of(xs):
+  m = xs[0]
+  for x in xs:
+    if x > m: m = x
+  return m
+'''),
+    ('L', '', ('[1, -2, 3]', '[]', '[0, 2]'), '''
+def count_pos(xs):
+  c = 0
+  for x in xs:
+    if x > 0: c += 1
+  return c
+'''),
+    ('sc', '', ("'abba', 'a'", "'', 'b'"), '''
+def count_ch(s, c):
+  n = 0
+  for ch in s:
+    if ch == c: n += 1
+  return n
+'''),
+    ('i', '', ('4', '-2', '0'), '''
+def sign(x):
+  if x > 0: return 1
+  if x < 0: return -1
+  return 0
+'''),
+)
+
+# ---- saved in 04-environments-and-tools.md ----
+MORE_TEMPLATES = (
+    ('N', '', ('[4, 1, 3]', '[2, 2]'), '''
+def argmin(xs):
+  k = 0
+  for i in range(1, len(xs)):
+    if xs[i] < xs[k]: k = i
+  return k
+'''),
+    ('ii', '', ('5, 2', '1, 4'), '''
+def dist(a, b):
+  if a > b: return a - b
+  return b - a
+'''),
+    ('i', '', ('4', '7'), '''
+def is_even(n):
+  return n % 2 == 0
+'''),
+    ('Li', '', ('[1, 2, 1], 1', '[3], 5'), '''
+def last_idx(xs, v):
+  k = -1
+  for i in range(len(xs)):
+    if xs[i] == v: k = i
+  return k
+'''),
+    ('iii', 'lo <= hi', ('2, 0, 5', '5, 0, 5', '0, 0, 5'), '''
+def in_range(x, lo, hi):
+  return lo <= x and x < hi
+'''),
+    ('iiii', 'a <= b and c <= d', ('0, 2, 1, 3', '0, 1, 2, 3', '0, 1, 1, 2'), '''
+def overlap(a, b, c, d):
+  return a < d and c < b
+'''),
+    ('P', '', ('15', '9', '7'), '''
+def fizz(n):
+  if n % 15 == 0: return 'FB'
+  if n % 3 == 0: return 'F'
+  if n % 5 == 0: return 'B'
+  return str(n)
+'''),
+    ('s', '', ("'abc'", "''"), '''
+def rev(s):
+  r = ''
+  for ch in s:
+    r = ch + r
+  return r
+'''),
+    ('LL', 'len(a) == len(b)', ('[1, 2], [3, 4]', '[], []'), '''
+def dot(a, b):
+  t = 0
+  for i in range(len(a)):
+    t += a[i] * b[i]
+  return t
+'''),
+    ('in', '', ('2, 3', '5, 0'), '''
+def power(b, e):
+  p = 1
+  for _ in range(e):
+    p *= b
+  return p
+'''),
+    ('n', '', ('4', '0'), '''
+def fact(n):
+  f = 1
+  for i in range(2, n + 1):
+    f *= i
+  return f
+'''),
+    ('L', '', ('[2, -1, -3]', '[1]', '[0, -1]'), '''
+def first_neg(xs):
+  for i in range(len(xs)):
+    if xs[i] < 0: return i
+  return -1
+'''),
+    ('L', '', ('[1, 2, 2]', '[3, 1]'), '''
+def is_sorted(xs):
+  for i in range(1, len(xs)):
+    if xs[i - 1] > xs[i]: return False
+  return True
+'''),
+    ('N', '', ('[3, -1, 4]', '[2]'), '''
+def span(xs):
+  lo = min(xs)
+  hi = max(xs)
+  return hi - lo
+'''),
+    ('ii', '', ('2, 5', '4, 1'), '''
+def sum_range(lo, hi):
+  s = 0
+  for i in range(lo, hi):
+    s += i
+  return s
+'''),
+    ('iii', '', ('3, 1, 2', '1, 2, 3'), '''
+def mid3(a, b, c):
+  if a > b: a, b = b, a
+  if b > c: b, c = c, b
+  if a > b: a, b = b, a
+  return b
+'''),
+    ('L', '', ('[1, 1, 2]', '[]'), '''
+def changes(xs):
+  n = 0
+  for i in range(1, len(xs)):
+    if xs[i] != xs[i - 1]: n += 1
+  return n
+'''),
+    ('nP', '', ('1, 4', '3, 3'), '''
+def pct(a, b):
+  return 100 * a // b
+'''),
+    ('N', '', ('[1, 2, 4]', '[-3]'), '''
+def mean(xs):
+  t = 0
+  for x in xs:
+    t += x
+  return t // len(xs)
+'''),
+    ('Li', '', ('[1, 2], 3', '[], 1'), '''
+def bump(xs, k):
+  out = []
+  for x in xs:
+    out.append(x + k)
+  return out
+'''),
+    ('L', '', ('[1, 2, 4]', '[3]'), '''
+def evens(xs):
+  out = []
+  for x in xs:
+    if x % 2 == 0: out.append(x)
+  return out
+'''),
+    ('L', '', ('[1, 2, 3]', '[]'), '''
+def cumsum(xs):
+  t = 0
+  out = []
+  for x in xs:
+    t += x
+    out.append(t)
+  return out
+'''),
+    ('PP', '', ('12, 8', '7, 7'), '''
+def gcd(a, b):
+  for _ in range(50):
+    if b == 0: return a
+    a, b = b, a % b
+  return a
+'''),
+    ('s', '', ("'ab  b'", "' a'"), '''
+def words(s):
+  n = 0
+  for i in range(len(s)):
+    if s[i] != ' ' and (i == 0 or s[i - 1] == ' '): n += 1
+  return n
+'''),
+    ('LL', '', ('[1, 2, 3], [1, 0, 3]', '[], [1]'), '''
+def same(a, b):
+  n = 0
+  for i in range(min(len(a), len(b))):
+    if a[i] == b[i]: n += 1
+  return n
+'''),
+    ('L', '', ('[1, 1, 2]', '[]'), '''
+def max_run(xs):
+  best = 0
+  run = 0
+  for i in range(len(xs)):
+    if i > 0 and xs[i] == xs[i - 1]: run += 1
+    else: run = 1
+    if run > best: best = run
+  return best
+'''),
+    ('n', '', ('5', '0'), '''
+def to_bin(n):
+  s = ''
+  for _ in range(4):
+    s = str(n % 2) + s
+    n = n // 2
+  return s
+'''),
+    ('N', '', ('[2, 0, 5]', '[1]'), '''
+def min_max(xs):
+  lo = hi = xs[0]
+  for x in xs:
+    if x < lo: lo = x
+    if x > hi: hi = x
+  return lo, hi
+'''),
+    ('Lii', 'lo <= hi', ('[1, 5, 3], 2, 4', '[], 0, 1', '[2, 4], 2, 4'), '''
+def n_between(xs, lo, hi):
+  n = 0
+  for x in xs:
+    if lo <= x and x <= hi: n += 1
+  return n
+'''),
+    ('nP', '', ('7, 2', '0, 3'), '''
+def ceil_div(a, b):
+  return (a + b - 1) // b
+'''),
+    ('Li', '', ('[4, 5], 0', '[], 9'), '''
+def last(xs, d):
+  if len(xs) == 0: return d
+  return xs[len(xs) - 1]
+'''),
+    ('P', '', ('8', '1', '2'), '''
+def halvings(n):
+  c = 0
+  for _ in range(20):
+    if n <= 1: return c
+    n = n // 2
+    c += 1
+  return c
+'''),
+    ('h', '', ('5', '15', '25'), '''
+def tax(x):
+  if x <= 10: return 0
+  if x <= 20: return x - 10
+  return 2 * x - 30
+'''),
+    ('h', '', ('95', '85', '50', '90', '80'), '''
+def grade(s):
+  if s >= 90: return 'A'
+  if s >= 80: return 'B'
+  return 'C'
+'''),
+    ('iP', '-n <= i and i < 2 * n', ('5, 3', '-1, 3', '1, 3', '3, 3'), '''
+def wrap(i, n):
+  if i >= n: return i - n
+  if i < 0: return i + n
+  return i
+'''),
+    ('Y', '', ('2000', '1900', '2024', '2023'), '''
+def leap(y):
+  if y % 400 == 0: return True
+  if y % 100 == 0: return False
+  return y % 4 == 0
+'''),
+)
+TEMPLATES = BASIC_TEMPLATES + MORE_TEMPLATES
+NOVEL_FUNCS = ('sum_range', 'last_idx', 'cumsum', 'words', 'pct')  # held out entirely
+
+# ---- saved in 04-environments-and-tools.md ----
+CMP_FLIP = {'<': '>', '>': '<', '<=': '>=', '>=': '<=', '==': '!=', '!=': '=='}
+STRICTNESS = {'<': '<=', '<=': '<', '>': '>=', '>=': '>'}
+ARITH_SWAP = {'+': '-', '-': '+', '*': '+', '//': '%', '%': '//',
+              '+=': '-=', '-=': '+=', '*=': '+='}
+BOOL_SWAP = {'and': 'or', 'or': 'and', 'True': 'False', 'False': 'True'}
+BUG_KINDS = ('cmp_flip', 'off_by_one', 'wrong_const', 'arith_op', 'swap_args',
+             'wrong_var', 'bool_op')
+
+
+def _one_token(tok):
+    """A one-token operand: a variable name or a number."""
+    return tok.type == tokenize.NUMBER or (tok.type == tokenize.NAME
+                                           and not keyword.iskeyword(tok.string))
+
+
+def bug_mutations(src):
+    """Yield (kind, line, start, end, new): 'replace src line[start:end] by new' plants a bug."""
+    toks = [t for t in tokenize.generate_tokens(io.StringIO(src).readline)
+            if t.type in (tokenize.NAME, tokenize.NUMBER, tokenize.OP, tokenize.STRING)]
+    fn = ast.parse(src).body[0]
+    local = sorted(({a.arg for a in fn.args.args} | {n.id for n in ast.walk(fn) if
+                    isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}) - {'_'})
+    brackets = []                      # 'index' inside range(...) or xs[...], else 'other'
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        row, c0, c1, s = t.start[0], t.start[1], t.end[1], t.string
+        if s in ('(', '['):
+            index = prev is not None and (prev.string == 'range' or
+                                          (s == '[' and _one_token(prev)))
+            brackets.append('index' if index else 'other')
+        elif s in (')', ']') and brackets:
+            brackets.pop()
+        if row == 1:                   # the def line is never touched
+            continue
+        if s in CMP_FLIP:
+            yield 'cmp_flip', row, c0, c1, CMP_FLIP[s]
+        if s in STRICTNESS:
+            yield 'off_by_one', row, c0, c1, STRICTNESS[s]
+        if t.type == tokenize.NUMBER and 'index' in brackets:
+            yield 'off_by_one', row, c0, c1, str(int(s) + 1)
+            if int(s) > 0:
+                yield 'off_by_one', row, c0, c1, str(int(s) - 1)
+        elif t.type == tokenize.NUMBER:
+            yield 'wrong_const', row, c0, c1, str(int(s) + 1)
+        binary = prev is not None and (_one_token(prev) or prev.string in (')', ']')
+                                       or prev.type == tokenize.STRING)
+        if s in ARITH_SWAP and (binary or s.endswith('=')):
+            yield 'arith_op', row, c0, c1, ARITH_SWAP[s]
+        if s in BOOL_SWAP:
+            yield 'bool_op', row, c0, c1, BOOL_SWAP[s]
+        if prev is not None and prev.string == 'return' and s in local:
+            for other in local:
+                if other != s:
+                    yield 'wrong_var', row, c0, c1, other
+        if nxt is not None and _one_token(prev) and _one_token(nxt):
+            around = (toks[i - 2].string, toks[i + 2].string) if i + 2 < len(toks) else ()
+            if (s == ',' and around == ('(', ')')) or s in ('-', '//', '%'):
+                line = src.splitlines()[row - 1]
+                yield ('swap_args', row, prev.start[1], nxt.end[1],
+                       nxt.string + line[prev.end[1]:nxt.start[1]] + prev.string)
+
+# ---- saved in 04-environments-and-tools.md ----
+def _arg_value(ch, rng):
+    """One random argument for spec letter ch."""
+    if ch in 'LN':
+        return [rng.randint(-3, 5) for _ in range(rng.randint(ch == 'N', 5))]
+    if ch in 'sc':
+        n = 1 if ch == 'c' else rng.randint(0, 6)
+        return ''.join(rng.choice('ab ') for _ in range(n))
+    lo, hi = {'i': (-5, 9), 'n': (0, 9), 'P': (1, 30), 'h': (0, 100), 'Y': (1800, 2100)}[ch]
+    return rng.randint(lo, hi)
+
+
+def _call_outcome(fn, args):
+    """What a call gives, as tests compare it: ascii(result) or '!ErrorName'."""
+    try:
+        return ascii(fn(*args))
+    except Exception as e:
+        return '!' + type(e).__name__
+
+
+def _load_function(src):
+    """Our own template code (never agent code) run in this process."""
+    namespace = {}
+    exec(src, namespace)
+    return namespace[src[4:src.index('(')]]
+
+
+def _fix_patch(bad_line, row, start, bad, good, toks):
+    """The shortest `sub` op whose FIRST match on the line is the bug (grows by tokens)."""
+    starts = [t.start[1] for t in toks if t.start[0] == row and t.start[1] < start]
+    while bad_line.find(bad) != start:
+        s = starts.pop()
+        bad, good, start = bad_line[s:start] + bad, bad_line[s:start] + good, s
+    return f'sub {row} {bad}|{good}'
+
+
+def make_tasks(seed=0, n_hidden=12):
+    """All valid tasks: every template x every bug that some hidden test can see."""
+    rows = []
+    for spec, pre, hand, src in TEMPLATES:
+        src = src.lstrip('\n')
+        name, lines = src[4:src.index('(')], src.splitlines()
+        params = [a.arg for a in ast.parse(src).body[0].args.args]
+        rng, cases = random.Random(f'{seed}:{name}'), list(hand)
+        for _ in range(500):                       # random cases that meet the precondition
+            if len(cases) == n_hidden:
+                break
+            vals = [_arg_value(ch, rng) for ch in spec]
+            arg = ', '.join(map(repr, vals))
+            if arg not in cases and (not pre or eval(pre, dict(zip(params, vals)))):
+                cases.append(arg)
+        args = [ast.literal_eval(f'({a},)') for a in cases]
+        calls = [f'{name}({a})' for a in cases]
+        reference = _load_function(src)
+        want = [_call_outcome(reference, a) for a in args]
+        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+        seen = set()
+        for kind, row, c0, c1, new in bug_mutations(src):
+            bad_line = lines[row - 1][:c0] + new + lines[row - 1][c1:]
+            code = '\n'.join(lines[:row - 1] + [bad_line] + lines[row:]) + '\n'
+            if code in seen:
+                continue
+            seen.add(code)
+            mutant = _load_function(code)
+            got = [_call_outcome(mutant, a) for a in args]
+            fails = [g != w for g, w in zip(got, want)]
+            if not any(fails):
+                continue                           # no test can see this bug: drop it
+            keep = [fails.index(True)] + [j for j, f in enumerate(fails) if not f][:2]
+            rows.append(dict(
+                func=name, kind=kind, line=row, code=code, solution=src,
+                fix=_fix_patch(bad_line, row, c0, new, lines[row - 1][c0:c1], toks),
+                visible=tuple((calls[j], want[j]) for j in sorted(keep)),
+                hidden=tuple(zip(calls, want))))
+    first = [r for r in rows if r['func'] == 'clamp' and r['fix'] == 'sub 2 hi|lo']
+    rest = [r for r in rows if r is not first[0]]
+    random.Random(seed).shuffle(rest)
+
+    def key(r):
+        return r['func'], r['line'], r['kind']
+
+    groups = sorted({key(r) for r in rest if r['func'] not in NOVEL_FUNCS} - {key(first[0])})
+    held = set(random.Random(seed + 1).sample(groups, len(groups) // 5))
+    tasks = []
+    for i, r in enumerate(first + rest):
+        split = ('novel' if r['func'] in NOVEL_FUNCS else
+                 'heldout' if key(r) in held else 'train')
+        tasks.append(Task(id=i, split=split, **r))
+    return tasks
+
+# ---- saved in 04-environments-and-tools.md ----
+import functools
+import re
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+SANDBOX_LIMITS = {'cpu_s': 1, 'memory_mb': 256, 'processes': 32, 'file_mb': 1, 'open_files': 64}
+SANDBOX_UID = 65534                    # 'nobody': used only when the parent runs as root
+
+# The child's whole program. Until it drops privileges it is trusted code; after that it
+# loads sol.py and evaluates each call. It is never given the expected values.
+SANDBOX_BOOT = r'''
+import json, os, resource, sys
+del sys.path[0]                                  # nothing importable from the task dir
+req = json.loads(sys.stdin.read())
+for name, value in req['limits']:
+    resource.setrlimit(getattr(resource, name), (value, value))
+if req['private_tmp']:                           # fresh, tiny /tmp dirs, but only if this
+    if os.readlink('/proc/self/ns/mnt') == req['host_mnt']:   # mount namespace is our own
+        os._exit(1)                              # never mount over the host's /tmp
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for d in (b'/tmp', b'/var/tmp', b'/dev/shm'):
+        if libc.mount(b'tmpfs', d, b'tmpfs', 0, b'size=1m') != 0:
+            os._exit(1)                          # fail closed: no result, run is 'killed'
+if req['drop']:
+    os.setgroups([]); os.setgid(req['uid']); os.setuid(req['uid'])
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):                             # the code's prints go nowhere
+    os.dup2(null, fd)
+main, show, ns, out, load = os.getpid(), ascii, {'__name__': 'sol'}, [], ''
+try:
+    exec(compile(open('sol.py').read(), 'sol.py', 'exec'), ns)
+except BaseException as e:
+    load = type(e).__name__ + (' line %s' % e.lineno if isinstance(e, SyntaxError) else '')
+for call in ([] if load else req['calls']):
+    try:
+        out.append(show(eval(call, ns))[:100])
+    except BaseException as e:                   # SystemExit included
+        out.append('!' + type(e).__name__)
+if os.getpid() != main:                          # a forked copy of us: leave quietly
+    os._exit(0)
+with open('result.json', 'w') as f:
+    json.dump({'load': load, 'out': out}, f)
+'''
+
+# ---- saved in 04-environments-and-tools.md ----
+@dataclass(frozen=True)
+class SandboxResult:
+    status: str         # 'ok', 'load_error', or 'killed' (timed out, over a limit, or exited)
+    detail: str         # for a load error, e.g. 'SyntaxError line 2'
+    got: tuple          # per test: ascii(result) or '!ErrorName'
+    passed: tuple       # per test: got == expected
+    protections: tuple  # what this machine let the sandbox apply
+
+
+def _sandbox_python():
+    """An interpreter whose standard library stays readable after dropping to 'nobody'."""
+    for path in ('/usr/bin/python3', '/usr/local/bin/python3'):
+        if os.access(path, os.X_OK):
+            return path
+    return sys.executable
+
+
+def _mount_namespace():
+    """Identity of this process's mount namespace, e.g. 'mnt:[4026531841]' ('' if unknown)."""
+    try:
+        return os.readlink('/proc/self/ns/mnt')
+    except OSError:
+        return ''
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_setup():
+    """Probe once which isolation this machine allows -> (prefix, drop, protections)."""
+    drop = hasattr(os, 'geteuid') and os.geteuid() == 0
+    prot = ['timeout', 'cpu_limit', 'memory_limit', 'process_limit', 'file_size_limit',
+            'private_dir', 'clean_env'] + (['drop_privileges'] if drop else [])
+    ns = ['--net', '--pid', '--fork', '--kill-child', '--mount-proc']
+    host = _mount_namespace()
+    probe = (f"import ctypes, os; assert os.readlink('/proc/self/ns/mnt') != {host!r}; "
+             "assert ctypes.CDLL(None).mount(b'tmpfs', b'/tmp', b'tmpfs', 0, b'size=1m') == 0")
+    for prefix in (['unshare'] + ns, ['unshare', '--user', '--map-root-user'] + ns):
+        if not host:
+            break
+        try:
+            run = subprocess.run(prefix + [_sandbox_python(), '-c', probe], timeout=10,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ok = run.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if ok:
+            return tuple(prefix), drop, tuple(prot + ['net_namespace', 'pid_namespace',
+                                                      'private_tmp'])
+    return (), drop, tuple(prot)
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _read_result_file(path, limit=1 << 20):
+    """The child's answer; refuse links and read at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, 'rb') as f:
+        data = f.read(limit)
+    try:
+        res = json.loads(data)
+    except ValueError:
+        return None
+    return res if isinstance(res, dict) else None
+
+
+def run_sandboxed(code, tests, timeout=2.0):
+    """Run sol.py = `code` on tests ((call, expected), ...) in a throwaway sandbox."""
+    prefix, drop, prot = sandbox_setup()
+    lim = SANDBOX_LIMITS
+    limits = [('RLIMIT_CPU', lim['cpu_s']), ('RLIMIT_AS', lim['memory_mb'] << 20),
+              ('RLIMIT_NPROC', lim['processes']), ('RLIMIT_FSIZE', lim['file_mb'] << 20),
+              ('RLIMIT_NOFILE', lim['open_files']), ('RLIMIT_CORE', 0)]
+    request = json.dumps({'calls': [c for c, _ in tests], 'limits': limits, 'drop': drop,
+                          'uid': SANDBOX_UID, 'private_tmp': 'private_tmp' in prot,
+                          'host_mnt': _mount_namespace()}).encode()
+    work = tempfile.mkdtemp(prefix='bugfix-')
+    try:
+        with open(os.path.join(work, 'sol.py'), 'w') as f:
+            f.write(code)
+        if drop:
+            os.chown(work, SANDBOX_UID, SANDBOX_UID)
+        env = {'PATH': '/usr/bin:/bin', 'PYTHONHASHSEED': '0', 'PYTHONDONTWRITEBYTECODE': '1'}
+        proc = subprocess.Popen(list(prefix) + [_sandbox_python(), '-s', '-S', '-c', SANDBOX_BOOT],
+                                cwd=work, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
+        timer.start()                                 # the wall-clock limit
+        proc.communicate(request)
+        timer.cancel()
+        _kill_group(proc.pid)                         # anything the code left running
+        res = _read_result_file(os.path.join(work, 'result.json'))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    want = [w for _, w in tests]
+    failed = (False,) * len(want)
+    if res is None:
+        return SandboxResult('killed', '', (), failed, prot)
+    if res.get('load'):
+        return SandboxResult('load_error', str(res['load']), (), failed, prot)
+    got = tuple(str(g) for g in res.get('out', ()))
+    if len(got) != len(want):
+        return SandboxResult('killed', '', (), failed, prot)
+    got = tuple(re.sub(r' at 0x[0-9a-f]+', ' at 0x?', g) for g in got)  # no addresses
+    return SandboxResult('ok', '', got, tuple(g == w for g, w in zip(got, want)), prot)
+
+# ---- saved in 04-environments-and-tools.md ----
+def validate_task(task, run=run_sandboxed):
+    """Valid: the bug fails some visible test and the hidden tests, and the reference
+    passes every hidden test. Visible tests are a subset of hidden ones. -> (ok, reason)"""
+    bug = run(task.code, task.hidden)
+    caught = {call for (call, _), ok in zip(task.hidden, bug.passed) if not ok}
+    if not caught:
+        return False, 'hidden tests miss the bug'
+    if not any(call in caught for call, _ in task.visible):
+        return False, 'visible tests miss the bug'
+    ref = run(task.solution, task.hidden)
+    if ref.status != 'ok' or not all(ref.passed):
+        return False, 'reference fails hidden tests'
+    return True, 'ok'
+
+# ---- saved in 04-environments-and-tools.md ----
+GYM_TOOLS = ('read', 'test', 'edit', 'submit')
+PATCH_HELP = 'sub <line> <old>|<new>'
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    tool: str = ''    # 'read', 'test', 'edit' or 'submit'; '' when the text is not a call
+    line: int = 0     # edit: 1-based line number
+    old: str = ''     # edit: text to find on that line (first occurrence)
+    new: str = ''     # edit: its replacement
+    error: str = ''   # why the text is not a valid call; '' when it is
+
+
+def _quote(text, n=12):
+    """User text inside an error message: short, quoted, ASCII."""
+    return ascii(text if len(text) <= n else text[:n] + '...')
+
+
+def parse_call(text, n_lines=None):
+    """Parse one action `<call> tool [arg] </call>`. Never raises; errors are precise."""
+    if not isinstance(text, str):
+        return ToolCall(error='action must be text')
+    s = text.strip()
+    if '<call>' not in s:
+        return ToolCall(error='no <call>; write <call> tool [arg] </call>')
+    if not s.startswith('<call>'):
+        return ToolCall(error='text before <call>')
+    end = s.find('</call>')
+    if end < 0:
+        return ToolCall(error='missing </call>')
+    if s[end + len('</call>'):].strip():
+        return ToolCall(error='text after </call>')
+    inner = s[len('<call>'):end]
+    if '<call>' in inner:
+        return ToolCall(error='one call per turn')
+    if not all(' ' <= ch <= '~' for ch in inner):
+        return ToolCall(error='a call is one line of printable ASCII')
+    tool, _, arg = inner.strip().partition(' ')
+    if tool not in GYM_TOOLS:
+        what = f'unknown tool {_quote(tool)}' if tool else 'empty call'
+        return ToolCall(error=what + '; tools: ' + ', '.join(GYM_TOOLS))
+    if tool != 'edit':
+        return ToolCall(tool) if not arg.strip() else ToolCall(error=f'{tool} takes no argument')
+    op, _, rest = arg.partition(' ')
+    if not op:
+        return ToolCall(error='edit needs a patch: ' + PATCH_HELP)
+    if op != 'sub':
+        return ToolCall(error=f'unknown patch op {_quote(op)}; use ' + PATCH_HELP)
+    num, _, body = rest.partition(' ')
+    if not (num.isdigit() and len(num) <= 4):
+        return ToolCall(error=f'line must be a number, got {_quote(num)}')
+    if n_lines is not None and not 1 <= int(num) <= n_lines:
+        return ToolCall(error=f'line {int(num)} out of range 1-{n_lines}')
+    if '|' not in body:
+        return ToolCall(error='patch needs <old>|<new>')
+    old, _, new = body.partition('|')
+    if not old:
+        return ToolCall(error='<old> is empty')
+    return ToolCall('edit', int(num), old, new)
+
+# ---- saved in 04-environments-and-tools.md ----
+def numbered_source(code):
+    return '\n'.join(f'{i} {line}' for i, line in enumerate(code.splitlines(), 1))
+
+
+def apply_patch(code, line, old, new):
+    """Replace the first `old` on `line` by `new` -> (code, error)."""
+    lines = code.splitlines()
+    if not 1 <= line <= len(lines):
+        return code, f'line {line} out of range 1-{len(lines)}'
+    if old not in lines[line - 1]:
+        return code, f'{_quote(old)} not on line {line}'
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    return '\n'.join(lines) + '\n', ''
+
+
+def report_tests(res, tests, width=40):
+    """The `test` observation: the first failure, if any, and a count."""
+    if res.status == 'load_error':
+        return 'error: ' + res.detail
+    if res.status != 'ok':
+        return 'error: tests did not finish'
+    out = []
+    for (call, want), got, ok in zip(tests, res.got, res.passed):
+        if not ok:
+            got = 'raised ' + got[1:] if got.startswith('!') else 'got ' + got
+            out.append(f'FAIL {call}: {got[:width]}, want {want}')
+            break
+    return '\n'.join(out + [f'{sum(res.passed)}/{len(tests)} passed'])
+
+
+def _printable(text):
+    """Observations use only the chapter-3 vocabulary: newline and printable ASCII."""
+    return ''.join(ch if ch == '\n' or ' ' <= ch <= '~' else '?' for ch in text)
+
+# ---- saved in 04-environments-and-tools.md ----
+class BugFixEnv:
+    """reset(task) -> first observation; step(action) -> (observation, reward, done, info).
+
+    Reward is 1.0 for a submit whose hidden tests all pass, else 0.0. A malformed call
+    is answered with an error observation and costs a turn, like any other action."""
+
+    def __init__(self, max_turns=8, timeout=2.0, cache=None):
+        self.max_turns, self.timeout, self.cache = max_turns, timeout, cache
+        self.task, self.code, self.turn, self.done = None, '', 0, True
+
+    def run(self, code, tests):
+        """Sandboxed run, memoised in `cache` (a dict) when one is given."""
+        key = (code, tests)
+        if self.cache is not None and key in self.cache:
+            return self.cache[key]
+        res = run_sandboxed(code, tests, timeout=self.timeout)
+        if self.cache is not None:
+            self.cache[key] = res
+        return res
+
+    def reset(self, task):
+        self.task, self.code, self.turn, self.done = task, task.code, 0, False
+        return f'task: fix {task.func}'
+
+    def step(self, action):
+        if self.done:
+            return 'error: episode is over', 0.0, True, {'turn': self.turn, 'error': 'over'}
+        self.turn += 1
+        call = parse_call(action, n_lines=len(self.code.splitlines()))
+        reward, info = 0.0, {'turn': self.turn, 'tool': call.tool, 'error': call.error}
+        if call.error:
+            obs = 'error: ' + call.error
+        elif call.tool == 'read':
+            obs = numbered_source(self.code)
+        elif call.tool == 'test':
+            obs = report_tests(self.run(self.code, self.task.visible), self.task.visible)
+        elif call.tool == 'edit':
+            self.code, info['error'] = apply_patch(self.code, call.line, call.old, call.new)
+            obs = ('error: ' + info['error'] if info['error'] else
+                   numbered_source(self.code).splitlines()[call.line - 1])
+        else:                                   # submit: hidden tests on a fresh sandbox
+            res = self.run(self.code, self.task.hidden)
+            reward = float(res.status == 'ok' and all(res.passed))
+            obs = f'hidden: {sum(res.passed)}/{len(res.passed)} passed'
+            self.done = True
+            info.update(passed=sum(res.passed), total=len(res.passed))
+        if not self.done and self.turn >= self.max_turns:
+            obs, self.done = obs + '\nout of turns', True
+        return _printable(obs), reward, self.done, info
+
+# ---- saved in 04-environments-and-tools.md ----
+def expert_policy(task, history):
+    """Scripted expert: read, test, apply the reference fix, submit.
+    history: the (action, observation) pairs of the episode so far."""
+    plan = ('read', 'test', 'edit ' + task.fix, 'submit')
+    return f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
+
+
+def run_episode(env, task, policy):
+    """Play one episode -> (transcript text, total reward, history)."""
+    lines, history, total, done = [env.reset(task)], [], 0.0, False
+    while not done:
+        action = policy(task, history)
+        obs, reward, done, _ = env.step(action)
+        history.append((action, obs))
+        lines += [action, obs]
+        total += reward
+    return '\n'.join(lines), total, history
