@@ -8,9 +8,12 @@ Each submodule does one job and declares its own settings in its ``setup()``:
 * ``ext.callouts`` render Evidence / Pitfall / In production callouts
 * ``ext.timings``  per-chapter execution times and the budget warning
 * ``ext.planned``  links to planned, unwritten chapters shown as plain text
+* ``ext.offline``  serve MathJax and mermaid from ``_static`` (assets pinned in ``ext.assets``)
+* ``ext.zh_search`` the Chinese search language, working around sphinx-doc/sphinx#14229
+* ``ext.lang_switch`` a link on every page to the same page in the other language
 
 Pure logic shared with ``scripts/`` lives in ``ext.chapters``, ``ext.outputs``, ``ext.library``,
-``ext.locales`` and ``ext.execute``, which do not import Sphinx.
+``ext.locales``, ``ext.execute`` and ``ext.assets``, which do not import Sphinx.
 """
 
 from __future__ import annotations

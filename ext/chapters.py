@@ -142,13 +142,13 @@ def read_chapter(path: Path | str, text: str | None = None) -> Chapter:
     path = Path(path)
     text = path.read_text(encoding="utf-8") if text is None else text
     lines = text.splitlines()
+    metadata = _front_matter(lines, path)  # first: myst-nb's reader would report YAML at line 1
     try:
         notebook = read_myst_markdown_notebook(text, add_source_map=True, path=str(path))
     except Exception as exc:  # myst-nb reports bad cell options without a line
         line = getattr(exc, "lineno", None) or 1
         raise ChapterError(path, line, f"cannot read cells: {exc}") from exc
     starts = notebook.metadata.get("source_map", [])
-    metadata = _front_matter(lines, path)
     cells: list[CodeCell] = []
     for cell, start in zip(notebook.cells, starts):
         if cell.cell_type != "code":

@@ -5,12 +5,14 @@ The published site puts each language in a sibling folder (``site/en/<page>.html
 in sibling folders with the same names (``book/en``, ``book/zh``). The link is relative, so it
 works from file://. A chapter not yet translated links to the other language's start page.
 
-The link is the template ``lang-switch.html`` (``ext/templates/``), placed first in the
-sphinx-book-theme article header (``article_header_end``), next to the theme's own buttons.
+The link is the template ``lang-switch.html`` (``ext/templates/``, with its stylesheet
+``lang-switch.css``), placed first in the sphinx-book-theme article header
+(``article_header_end``), in a row with the theme's own buttons.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -18,6 +20,7 @@ from sphinx.config import Config
 
 TEMPLATES = Path(__file__).parent / "templates"
 COMPONENT = "lang-switch.html"
+STYLE = "lang-switch.css"  # beside the template; copied to _static
 
 # language -> (its folder in book/ and in the site, the link text, the hreflang attribute)
 DEFAULT_LANGUAGES = {
@@ -37,6 +40,13 @@ def add_component(app: Sphinx, config: Config) -> None:
     if COMPONENT not in end:
         options["article_header_end"] = [COMPONENT, *end]
     config.html_theme_options = options
+
+
+def copy_style(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        static = Path(app.outdir, "_static")
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(TEMPLATES / STYLE, static / STYLE)
 
 
 def other_language(app: Sphinx) -> dict | None:
@@ -68,5 +78,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("lang_switch_languages", DEFAULT_LANGUAGES, "html", types=[dict],
                          description="the two languages: folder, link text, hreflang")
     app.connect("config-inited", add_component)
+    app.connect("builder-inited", copy_style)
+    app.add_css_file(STYLE)
     app.connect("html-page-context", add_link)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,8 +4,10 @@ The pinned packages unpacked by ``scripts/setup_assets.py`` (see ``ext.assets``)
 ``_static/offline/<name>-<hash>/``, named by a hash of their content. ``mathjax_path`` is pointed
 at the local MathJax. sphinxcontrib-mermaid's loader is disconnected: it imports mermaid's ES
 module (from a CDN unless ``mermaid_use_local``), and browsers refuse module imports from
-file://. Instead a page with a diagram loads mermaid's UMD build and ``mermaid-init.js``, which
-renders every ``pre.mermaid`` block on load and again when the reader switches light/dark theme.
+file://. Instead a page with a diagram loads mermaid's UMD build and ``mermaid-init.js``
+(``ext/static-offline/``), which draws every ``pre.mermaid`` block once the page has loaded.
+So sphinxcontrib-mermaid's browser-side settings (``mermaid_version``, ``mermaid_use_local``,
+``mermaid_init_config``, fullscreen, zoom) have no effect; its directive and node are used as is.
 
 An HTML build without the assets stops with an error naming the setup script.
 """
@@ -20,11 +22,8 @@ import sphinxcontrib.mermaid
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ExtensionError
-from sphinx.util import logging
 
 from .assets import ASSETS, MATHJAX, MERMAID, Asset, SETUP_COMMAND, asset_dir, missing, tree_digest
-
-logger = logging.getLogger(__name__)
 
 STATIC_SUBDIR = "offline"  # under _static
 OWN_FILES = Path(__file__).parent / "static-offline"  # mermaid-init.js, mermaid.css
@@ -71,6 +70,9 @@ def copy_assets(app: Sphinx) -> None:
             shutil.copytree(asset_dir(cache, asset), staging,
                             ignore=shutil.ignore_patterns(".complete"))
             staging.rename(target)
+        for stale in target.parent.glob(f"{asset.name}-*"):  # copies of an earlier pin
+            if stale != target and stale.is_dir():
+                shutil.rmtree(stale)
     for own in OWN_FILES.iterdir():
         (static / STATIC_SUBDIR).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(own, static / STATIC_SUBDIR / own.name)

@@ -1,35 +1,21 @@
-/* Render the page's mermaid diagrams with the UMD build loaded before this file (ext/offline.py).
- * Each <pre class="mermaid"> keeps its source so the diagrams can be drawn again in the other
- * colour scheme when the reader switches the theme between light and dark. */
-(() => {
+/* Draw the page's mermaid diagrams with the UMD build loaded before this file (ext/offline.py).
+ * Always in mermaid's light theme: in dark mode the theme (pydata-sphinx-theme) inverts
+ * `pre.mermaid > svg` with a CSS filter, so a dark mermaid theme would be inverted twice. */
+document.addEventListener("DOMContentLoaded", async () => {
   "use strict";
-  let drawnIn = null;
-
-  const scheme = () => (document.documentElement.dataset.theme === "dark" ? "dark" : "default");
-
-  const draw = async () => {
-    const wanted = scheme();
-    if (wanted === drawnIn) return;
-    drawnIn = wanted;
-    const blocks = document.querySelectorAll("pre.mermaid");
-    for (const block of blocks) {
-      if (block.dataset.source === undefined) block.dataset.source = block.textContent;
-      block.removeAttribute("data-processed");
-      block.textContent = block.dataset.source;
+  window.mermaid.initialize({ startOnLoad: false, theme: "default" });
+  try {
+    await window.mermaid.run({ querySelector: "pre.mermaid" });
+  } catch (error) {
+    console.error("mermaid could not draw a diagram:", error);
+  }
+  // mermaid scales a diagram down to the column's width, which shrinks the labels of a wide
+  // graph below reading size. Keep each at its natural size; a wide one scrolls sideways.
+  for (const svg of document.querySelectorAll("pre.mermaid > svg")) {
+    const width = svg.viewBox.baseVal && svg.viewBox.baseVal.width;
+    if (width) {
+      svg.style.maxWidth = "none";
+      svg.style.width = `${width}px`;
     }
-    window.mermaid.initialize({ startOnLoad: false, theme: wanted });
-    try {
-      await window.mermaid.run({ nodes: blocks });
-    } catch (error) {
-      console.error("mermaid could not draw a diagram:", error);
-    }
-  };
-
-  document.addEventListener("DOMContentLoaded", () => {
-    draw();
-    new MutationObserver(draw).observe(document.documentElement, {
-      attributes: true,
-      attributeFilter: ["data-theme"],
-    });
-  });
-})();
+  }
+});
