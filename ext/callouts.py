@@ -23,11 +23,19 @@ LABELS = {
 }
 
 
+def _label(paragraph: nodes.paragraph) -> nodes.Node | None:
+    """The paragraph's first child that is not blank text (myst-parser puts '' before **...**)."""
+    for child in paragraph.children:
+        if not (isinstance(child, nodes.Text) and not child.astext().strip()):
+            return child
+    return None
+
+
 def callout_kind(quote: nodes.block_quote) -> tuple[str, str] | None:
     first = quote.children[0] if quote.children else None
-    if not isinstance(first, nodes.paragraph) or not first.children:
+    if not isinstance(first, nodes.paragraph):
         return None
-    label = first.children[0]
+    label = _label(first)
     if not isinstance(label, nodes.strong):
         return None
     return LABELS.get(label.astext().strip())
@@ -43,7 +51,7 @@ class CalloutTransform(SphinxTransform):
                 continue
             css, title = kind
             paragraph = quote.children[0]
-            paragraph.remove(paragraph.children[0])
+            del paragraph.children[: paragraph.index(_label(paragraph)) + 1]
             if paragraph.children and isinstance(paragraph.children[0], nodes.Text):
                 paragraph.children[0].parent.replace(
                     paragraph.children[0], nodes.Text(paragraph.children[0].astext().lstrip())

@@ -74,7 +74,7 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
         try:
             client.execute(env=kernel_environment(staged_dir, threads), cwd=cwd)
         except CellTimeoutError:
-            failure = f"a cell ran past the {timeout} s timeout"
+            failure = f"TimeoutError: ran past the {timeout} s timeout"
         except DeadKernelError as exc:
             failure = f"the kernel died: {exc}"
         except CellExecutionError:
@@ -84,11 +84,18 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
 
 
 def attach_failure(cells, runs: list[CellRun], failure: str | None) -> list[CellRun]:
-    """Charge a failure that left no error output (timeout, dead kernel) to the cell it hit."""
-    if not failure or any(r.error for r in runs) or not runs:
+    """Charge a failure that left no error output (timeout, dead kernel) to the cell it hit.
+
+    A timeout interrupts the kernel, so that cell may show only a bare ``KeyboardInterrupt``;
+    the failure's own message replaces it.
+    """
+    if not failure or not runs:
+        return runs
+    errors = [i for i, r in enumerate(runs) if r.error]
+    if errors and not runs[errors[0]].error.startswith("KeyboardInterrupt"):
         return runs
     started = [i for i, c in enumerate(cells) if c.get("execution_count") is not None]
-    index = started[-1] if started else 0
+    index = errors[0] if errors else (started[-1] if started else 0)
     runs = list(runs)
     runs[index] = CellRun(runs[index].stdout, runs[index].stderr, failure, runs[index].displays)
     return runs

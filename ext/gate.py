@@ -90,7 +90,11 @@ def gate_chapter(app: Sphinx, doctree: nodes.document) -> None:
     runs = _runs_from_doctree(doctree)
     if exec_data.get("error"):  # executed just now and failed: the written notebook is complete
         cells = _executed_cells(app, docname)
-        runs = attach_failure(cells, cell_runs(cells), f"execution failed: {exec_data['error']}")
+        timeout = app.config.nb_execution_timeout
+        failure = (f"TimeoutError: ran past nb_execution_timeout ({timeout} s)"
+                   if exec_data["error"] == "CellTimeoutError"
+                   else f"execution failed: {exec_data['error']}")
+        runs = attach_failure(cells, cell_runs(cells), failure)
     for problem in check_chapter(chapter, runs):
         logger.warning(problem.message, location=(docname, problem.line), type="agentrl",
                        subtype=problem.kind)

@@ -18,7 +18,7 @@ from sphinx.util import logging
 
 from .chapters import ChapterError, book_order, read_chapter, set_kernel_display_name
 from .execute import kernel_environment
-from .library import Staging, check_imports, check_uses
+from .library import Staging, check_imports, check_uses, stage
 
 logger = logging.getLogger(__name__)
 
@@ -37,15 +37,14 @@ def harvest_book(app: Sphinx) -> None:
     """Read the canonical chapters and build the staging plan (``app.env.agentrl_staging``)."""
     app.env.agentrl_staging = None
     app.env.agentrl_chapters = set()
-    canonical = _canonical_dir(app)
     try:
-        chapters = [read_chapter(p) for p in book_order(canonical)]
+        app.env.agentrl_chapters = {p.stem for p in book_order(Path(app.srcdir))}
+        chapters = [read_chapter(p) for p in book_order(_canonical_dir(app))]
         staging = Staging.of(chapters)
     except ChapterError as error:
-        warn(error, "library")
+        warn(error, "library")  # chapters then run against an empty library: fail fast
         return
     app.env.agentrl_staging = staging
-    app.env.agentrl_chapters = {p.stem for p in book_order(Path(app.srcdir))}
     for chapter in chapters:
         for check in (check_imports, lambda c: check_uses(c, staging)):
             try:
@@ -58,13 +57,15 @@ def harvest_book(app: Sphinx) -> None:
 
 
 def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
-    staging = getattr(app.env, "agentrl_staging", None)
-    if staging is None or docname not in app.env.agentrl_chapters:
+    if docname not in getattr(app.env, "agentrl_chapters", set()):
         return
+    staging = app.env.agentrl_staging
+    root = Path(app.confdir, app.config.agentrl_stage_dir)
     name = docname + ".md"
-    if name not in staging.order:
-        return
-    directory = staging.stage(name, Path(app.confdir, app.config.agentrl_stage_dir))
+    if staging is not None and name in staging.order:
+        directory = staging.stage(name, root)
+    else:  # no valid library: never fall back to an installed agentrl
+        directory = stage([], {}, root)
     os.environ["PYTHONPATH"] = str(directory)
     source[0] = set_kernel_display_name(source[0], f"Python 3 (agentrl {directory.name})")
 

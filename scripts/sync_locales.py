@@ -36,7 +36,8 @@ def synced_text(source: Chapter, translation: Chapter) -> str:
         en_output = en_lines[en.output.label_line - 1 : en.output.end_line] if en.output else []
         if zh.output:
             lines[zh.output.label_line - 1 : zh.output.end_line] = en_output
-            if not en_output and zh.output.label_line - 1 < len(lines):
+            if (not en_output and zh.output.label_line - 1 < len(lines)
+                    and not lines[zh.output.label_line - 1].strip()):  # keep prose
                 del lines[zh.output.label_line - 1]
         elif en_output:
             lines[zh.end_line : zh.end_line] = ["", *en_output]

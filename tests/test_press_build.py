@@ -1,0 +1,91 @@
+"""Sphinx builds of the fixture book that succeed: rendered outputs, callouts, timings, budget.
+
+One module-scoped tree is built three times: English, Chinese (sharing the execution cache,
+so it reuses the English runs) and English again with a zero budget into another output dir.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from press_helpers import (
+    PRINTED_01,
+    PRINTED_02,
+    callouts,
+    chapter,
+    copy_book,
+    output_blocks,
+    sphinx_build,
+)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = copy_book(tmp_path_factory.mktemp("clean"))
+    en = sphinx_build(root, "en")
+    zh = sphinx_build(root, "zh")
+    budget = sphinx_build(root, "en", "agentrl_chapter_budget=0", out="budget")
+    return root, {"en": en, "zh": zh, "budget": budget}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_fixture_builds_clean_with_W(built, lang):
+    _, builds = built
+    build = builds[lang]
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert build.warnings == []
+
+
+def test_english_build_executes_and_chinese_build_reuses_it(built):
+    _, builds = built
+    assert builds["en"].executed("01-basics") and builds["en"].executed("02-next")
+    assert not builds["zh"].executed("01-basics") and not builds["zh"].executed("02-next")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_output_block_per_printing_cell(built, lang):
+    _, builds = built
+    build = builds[lang]
+    for docname, printed in (("01-basics", PRINTED_01), ("02-next", PRINTED_02)):
+        html = build.html(docname)
+        assert output_blocks(html) == printed, docname
+        # The recorded copy is dropped: no "Output:" label and no ```text block remain.
+        assert "<p>Output:</p>" not in html
+        assert "highlight-text" not in html
+
+
+@pytest.mark.parametrize("lang, titles", [
+    ("en", ["Evidence", "Pitfall", "In production"]),
+    ("zh", ["证据", "陷阱", "生产实践"]),
+])
+def test_callouts_render_as_admonitions(built, lang, titles):
+    _, builds = built
+    html = builds[lang].html("01-basics")
+    assert callouts(html) == list(zip(["evidence", "pitfall", "production"], titles))
+    assert "<blockquote>" not in html
+    assert (builds[lang].outdir / "_static" / "callouts.css").exists()
+    assert "_static/callouts.css" in html
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_timings_list_every_executed_chapter(built, lang):
+    root, builds = built
+    build = builds[lang]
+    assert build.outdir.parent == root / "_build" / lang
+    table = build.timings()
+    assert sorted(table) == ["01-basics", "02-next"]
+    for row in table.values():
+        assert row["succeeded"] is True
+        assert isinstance(row["seconds"], float) and 0 < row["seconds"] < 60
+    assert "[agentrl] 2 chapters," in build.stdout
+
+
+def test_zero_budget_fails_the_build(built):
+    root, builds = built
+    build = builds["budget"]
+    assert build.returncode == 1
+    for rel in ("en/01-basics.md", "en/02-next.md"):
+        warning = build.find(chapter(root, rel), 1, "agentrl.budget", "over its 0 s budget")
+        assert warning.message.startswith("chapter took ")
+    assert len(build.warnings) == 2
+    assert (root / "_build" / "budget" / "timings.json").exists()
