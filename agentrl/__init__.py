@@ -1204,3 +1204,151 @@ def run_episode(env, task, policy):
         lines += [action, obs]
         total += reward
     return '\n'.join(lines), total, history
+
+# ---- saved in 05-trajectories-and-templates.md ----
+import torch
+
+
+def build_action_mask(segments):
+    """Concatenate (ids, is_action) segments -> (ids [T] long, action_mask [T] float).
+
+    action_mask[t] = 1.0 exactly when token t comes from a segment the policy produced.
+    The mask is aligned with the tokens; log-probabilities use action_mask[1:].
+    """
+    ids, mask = [], []
+    for seg_ids, is_action in segments:
+        seg_ids = [int(i) for i in seg_ids]
+        ids += seg_ids
+        mask += [1.0 if is_action else 0.0] * len(seg_ids)
+    return torch.tensor(ids, dtype=torch.long), torch.tensor(mask)
+
+# ---- saved in 05-trajectories-and-templates.md ----
+def token_logprobs(logits, ids, action_mask=None, temperature=1.0):
+    """Log-probabilities of the tokens of ids, aligned to predicted positions.
+
+    logits [B, T, V] come from one forward pass over ids [B, T]; action_mask [B, T] marks
+    tokens (1 = produced by the policy). Returns (logp [B, T-1], mask [B, T-1]) where
+    logp[:, i] = log p(ids[:, i+1] | ids[:, :i+1]) and mask = action_mask[:, 1:];
+    logp is set to 0 where mask is 0.
+    """
+    z = logits[:, :-1].float() / temperature                                # [B, T-1, V]
+    logp = z.gather(-1, ids[:, 1:, None]).squeeze(-1) - z.logsumexp(-1)    # [B, T-1]
+    if action_mask is None:
+        mask = torch.ones_like(logp)
+    else:
+        mask = action_mask[:, 1:].to(logp.dtype)
+    return torch.where(mask > 0, logp, torch.zeros_like(logp)), mask
+
+# ---- saved in 05-trajectories-and-templates.md ----
+from dataclasses import dataclass
+
+
+@dataclass
+class Trajectory:
+    """One episode as one token sequence.
+
+    ids [T] and action_mask [T] are indexed by token: action_mask[t] = 1 when the policy
+    produced ids[t]. logp [T-1] is indexed by predicted position, like token_logprobs:
+    logp[i] is the log-probability the sampler gave ids[i+1], 0 where that is not a policy
+    token (and everywhere for a scripted policy, which samples nothing).
+    """
+    ids: torch.Tensor           # [T] long
+    action_mask: torch.Tensor   # [T] float
+    logp: torch.Tensor          # [T-1] float
+    reward: float               # total reward of the episode
+    turns: list                 # (action text, observation text) for every turn
+    text: str                   # first observation, then action and observation lines
+    done: bool                  # False if max_turns cut the episode before the env ended it
+
+
+def play_episode(env, task, tokenizer, act, max_turns=8):
+    """Run one episode and record it as a Trajectory.
+
+    act(context, turns) -> (action ids, their log-probs), where context is the list of ids
+    so far. The sequence is <bos>, the first observation and a newline, then per turn the
+    action ids exactly as act returned them, a newline, the observation, and a newline if
+    another turn follows.
+    """
+    first = env.reset(task)
+    segments = [([tokenizer.bos_id] + tokenizer.encode(first + '\n'), False)]
+    context, lp = list(segments[0][0]), [0.0] * len(segments[0][0])
+    lines, turns, reward, done = [first], [], 0.0, False
+    while not done and len(turns) < max_turns:
+        action_ids, action_lp = act(context, turns)
+        action = tokenizer.decode(action_ids)
+        obs, r, done, _ = env.step(action)
+        reward += r
+        turns.append((action, obs))
+        lines += [action, obs]
+        more = not done and len(turns) < max_turns
+        obs_ids = tokenizer.encode('\n' + obs + ('\n' if more else ''))
+        segments += [(action_ids, True), (obs_ids, False)]
+        context += list(action_ids) + obs_ids
+        lp += list(action_lp) + [0.0] * len(obs_ids)
+    ids, mask = build_action_mask(segments)
+    return Trajectory(ids, mask, torch.tensor(lp[1:]), reward, turns, '\n'.join(lines), done)
+
+
+def action_spans(action_mask):
+    """(start, end) of every run of policy tokens in a token-aligned mask [T]."""
+    spans, start = [], None
+    for t, v in enumerate(action_mask.tolist() + [0.0]):
+        if v and start is None:
+            start = t
+        elif not v and start is not None:
+            spans.append((start, t))
+            start = None
+    return spans
+
+# ---- saved in 05-trajectories-and-templates.md ----
+@torch.no_grad()
+def rollout(model, env, task, tokenizer, max_turns=8, temperature=1.0, seed=0,
+            max_action_tokens=48, top_p=1.0):
+    """Sample one episode from model on env -> Trajectory.
+
+    Each action is sampled token by token until </call>, <eos> or max_action_tokens and kept
+    as sampled ids (never re-encoded); its text is decoded for the environment only. One KV
+    cache runs through the episode: every forward pass feeds only tokens the model has not
+    seen. logp holds log q of each sampled token (temperature and top_p applied).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    stop = (tokenizer.end_call_id, tokenizer.eos_id)
+    cache, fed = None, 0
+
+    def act(context, turns):
+        nonlocal cache, fed
+        action, logps = [], []
+        while len(action) < max_action_tokens:
+            new = (context + action)[fed:]
+            logits, cache = model(torch.tensor([new]), cache)
+            fed += len(new)
+            token, logq = sample_token(logits[:, -1], temperature, top_p, gen)
+            action.append(int(token))
+            logps.append(float(logq))
+            if action[-1] in stop:
+                break
+        return action, logps
+
+    return play_episode(env, task, tokenizer, act, max_turns)
+
+
+def teacher_rollout(env, task, tokenizer, policy, max_turns=8):
+    """A scripted policy(task, history) -> action text, recorded in rollout's format.
+    Its actions are encoded with tokenizer.encode; logp is all zero (nothing was sampled)."""
+    def act(context, turns):
+        ids = tokenizer.encode(policy(task, turns))
+        return ids, [0.0] * len(ids)
+
+    return play_episode(env, task, tokenizer, act, max_turns)
+
+
+def collate_trajectories(trajectories, pad_id=0):
+    """Right-pad -> ids [B, T], action_mask [B, T], logp [B, T-1], real [B, T] (1 = not pad)."""
+    B, T = len(trajectories), max(len(t.ids) for t in trajectories)
+    ids = torch.full((B, T), pad_id, dtype=torch.long)
+    action_mask, real, logp = torch.zeros(B, T), torch.zeros(B, T), torch.zeros(B, T - 1)
+    for b, t in enumerate(trajectories):
+        n = len(t.ids)
+        ids[b, :n], action_mask[b, :n], real[b, :n] = t.ids, t.action_mask, 1.0
+        logp[b, :n - 1] = t.logp
+    return ids, action_mask, logp, real
