@@ -5,8 +5,6 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
-LOCALE_en    := en
-LOCALE_zh    := zh_CN
 
 .PHONY: setup html html-en html-zh site library check test clean help
 
@@ -32,8 +30,13 @@ setup: $(VENV)/.assets
 library: setup
 	$(PY) scripts/build_library.py --check
 
-html-%: setup
-	$(SPHINX) -D language=$(LOCALE_$*) book/$* _build/$*/html
+# Each locale is its own Sphinx run (myst-nb keeps executed notebooks next to the output dir).
+# Phony targets get no pattern rules, so the two are spelled out.
+html-en: setup
+	$(SPHINX) -D language=en book/en _build/en/html
+
+html-zh: setup
+	$(SPHINX) -D language=zh_CN book/zh _build/zh/html
 
 html: library html-en html-zh
 	$(PY) scripts/assemble_site.py
