@@ -1,0 +1,117 @@
+"""Check that every chapter has the book's shape, and print a table of its size.
+
+    python scripts/check_structure.py            # table for the English book, exit 1 on a problem
+    python scripts/check_structure.py --locale zh
+
+A numbered chapter (not 00, not appendices or sources) needs 4-8 numbered sections, the three
+closing sections in order (Design problems in practice / Summary / Exercises, or their Chinese
+headings), at least 2 design problems, at least 4 exercises, and a Summary whose first item
+names the saved API. Problems are printed as ``file:line: message``. Word counts are of prose
+only (code cells, outputs and fenced blocks removed); Chinese is counted in characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.chapters import ChapterError, book_order, read_chapter  # noqa: E402
+
+CLOSING = {
+    "en": ("Design problems in practice", "Summary", "Exercises"),
+    "zh": ("实践中的设计问题", "小结", "练习"),
+}
+SAVED_API = {"en": "Saved API", "zh": "保存的 API"}
+
+
+@dataclass
+class Shape:
+    words: int
+    sections: int
+    cells: int
+    saves: int
+    design_problems: int
+    exercises: int
+    problems: list[str]
+
+
+def _section(text: str, heading: str) -> tuple[int, str]:
+    """(1-based line, body) of a level-2 section, or (0, '') when absent."""
+    match = re.search(rf"^## {re.escape(heading)}\s*$", text, flags=re.M)
+    if not match:
+        return 0, ""
+    line = text.count("\n", 0, match.start()) + 1
+    rest = text[match.end():]
+    end = re.search(r"^## ", rest, flags=re.M)
+    return line, rest[: end.start()] if end else rest
+
+
+def shape(path: Path, locale: str) -> Shape:
+    chapter = read_chapter(path)
+    prose = re.sub(r"^(`{3,}|~{3,}).*?^\1\s*$", "", chapter.prose(), flags=re.M | re.S)
+    words = (len(re.findall(r"[\u4e00-\u9fff]", prose)) if locale == "zh"
+             else len(re.findall(r"[A-Za-z0-9][A-Za-z0-9'-]*", prose)))
+    sections = len(re.findall(r"^## \d+\.\d+ ", chapter.text, flags=re.M))
+    design_heading, summary_heading, exercises_heading = CLOSING[locale]
+    design_line, design = _section(chapter.text, design_heading)
+    summary_line, summary = _section(chapter.text, summary_heading)
+    exercise_line, exercises = _section(chapter.text, exercises_heading)
+    design_count = len(re.findall(r"^(###|\*\*|\d+\. \*\*)", design, flags=re.M))
+    exercise_count = len(re.findall(r"^\d+\. ", exercises, flags=re.M))
+    problems = []
+    numbered = re.match(r"^\d\d-", path.name) and not path.name.startswith("00-")
+    if numbered:
+        where = f"{path}:"
+        if not 4 <= sections <= 8:
+            problems.append(f"{where}1: {sections} numbered sections (want 4-8)")
+        lines = [design_line, summary_line, exercise_line]
+        for heading, line in zip(CLOSING[locale], lines):
+            if not line:
+                problems.append(f"{where}1: no '## {heading}' section")
+        if all(lines) and lines != sorted(lines):
+            problems.append(f"{where}{design_line}: closing sections out of order")
+        if design_line and design_count < 2:
+            problems.append(f"{where}{design_line}: {design_count} design problems (want >= 2)")
+        if exercise_line and exercise_count < 4:
+            problems.append(f"{where}{exercise_line}: {exercise_count} exercises (want >= 4)")
+        first_item = next((l for l in summary.splitlines() if l.strip()), "")
+        if summary_line and SAVED_API[locale].lower() not in first_item.lower():
+            problems.append(f"{where}{summary_line}: the Summary must open with the saved API")
+    return Shape(words, sections, len(chapter.cells), sum(c.is_save for c in chapter.cells),
+                 design_count, exercise_count, problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locale", default="en", choices=sorted(CLOSING))
+    parser.add_argument("--root", type=Path, default=ROOT)
+    args = parser.parse_args(argv)
+    book = args.root / "book"
+    failed = False
+    unit = "chars" if args.locale == "zh" else "words"
+    print(f"{'chapter':40} {unit:>6} {'sect':>4} {'cells':>5} {'saves':>5} {'design':>6} {'exer':>4}")
+    try:
+        paths = [book / args.locale / p.name for p in book_order(book / "en")]
+        for path in paths:
+            if not path.exists():
+                continue
+            s = shape(path, args.locale)
+            print(f"{path.name:40} {s.words:6} {s.sections:4} {s.cells:5} {s.saves:5} "
+                  f"{s.design_problems:6} {s.exercises:4}")
+            for problem in s.problems:
+                print(problem)
+                failed = True
+    except ChapterError as error:
+        print(error)
+        return 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
