@@ -47,6 +47,8 @@ check: setup
 
 test: html
 	$(PY) scripts/sync_locales.py --check
+	$(PY) scripts/check_structure.py
+	$(PY) scripts/check_structure.py --locale zh
 	$(PY) -m pytest
 
 clean:

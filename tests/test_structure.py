@@ -1,0 +1,46 @@
+"""scripts/check_structure.py: the real book has the book's shape; a broken chapter is named."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("check_structure", ROOT / "scripts" / "check_structure.py")
+check_structure = importlib.util.module_from_spec(SPEC)
+sys.modules["check_structure"] = check_structure  # dataclasses look the module up
+SPEC.loader.exec_module(check_structure)
+
+
+@pytest.mark.parametrize("locale", ["en", "zh"])
+def test_real_book_has_the_shape(locale, capsys):
+    assert check_structure.main(["--locale", locale]) == 0, capsys.readouterr().out
+
+
+def _copy_book(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("labs"))
+    return tmp_path / "book" / "en" / "02-rl-fundamentals.md"
+
+
+def test_too_few_exercises_is_named_with_its_line(tmp_path, capsys):
+    chapter = _copy_book(tmp_path)
+    text = chapter.read_text(encoding="utf-8")
+    head, exercises = text.split("## Exercises", 1)
+    kept = "\n".join(l for l in exercises.splitlines() if not re.match(r"^[4-9]\. ", l))
+    chapter.write_text(head + "## Exercises" + kept, encoding="utf-8")
+    line = head.count("\n") + 1
+    assert check_structure.main(["--root", str(tmp_path)]) == 1
+    assert f"{chapter}:{line}: 3 exercises (want >= 4)" in capsys.readouterr().out
+
+
+def test_missing_closing_section_is_reported(tmp_path, capsys):
+    chapter = _copy_book(tmp_path)
+    text = chapter.read_text(encoding="utf-8")
+    chapter.write_text(text.replace("## Summary", "## Recap"), encoding="utf-8")
+    assert check_structure.main(["--root", str(tmp_path)]) == 1
+    assert f"{chapter}:1: no '## Summary' section" in capsys.readouterr().out
