@@ -28,6 +28,14 @@ def _canonical_dir(app: Sphinx) -> Path:
     return (Path(app.srcdir) / (app.config.agentrl_code_dir or ".")).resolve()
 
 
+def _is_notebook(path: Path) -> bool:
+    """A chapter is a text notebook: its front matter names a kernel."""
+    try:
+        return bool(read_chapter(path).metadata.get("kernelspec"))
+    except ChapterError:
+        return True  # malformed: let the gate report it at its line
+
+
 def warn(error: ChapterError, subtype: str) -> None:
     logger.warning(error.message, location=f"{error.path}:{error.line}",
                    type="agentrl", subtype=subtype)
@@ -38,7 +46,9 @@ def harvest_book(app: Sphinx) -> None:
     app.env.agentrl_staging = None
     app.env.agentrl_chapters = set()
     try:
-        app.env.agentrl_chapters = {p.stem for p in book_order(Path(app.srcdir))}
+        book_order(Path(app.srcdir))  # a broken toctree is reported here, with its line
+        app.env.agentrl_chapters = {p.stem for p in Path(app.srcdir).glob("*.md")
+                                    if _is_notebook(p)}
         chapters = [read_chapter(p) for p in book_order(_canonical_dir(app))]
         staging = Staging.of(chapters)
     except ChapterError as error:
@@ -64,7 +74,7 @@ def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
     name = docname + ".md"
     if staging is not None and name in staging.order:
         directory = staging.stage(name, root)
-    else:  # no valid library: never fall back to an installed agentrl
+    else:  # not in the book, or no valid library: never an installed or neighbour's agentrl
         directory = stage([], {}, root)
     os.environ["PYTHONPATH"] = str(directory)
     source[0] = set_kernel_display_name(source[0], f"Python 3 (agentrl {directory.name})")
