@@ -21,9 +21,17 @@ from .chapters import Chapter
 from .outputs import CellRun
 
 
-def kernel_environment(staged_dir: Path, threads: int | None = None) -> dict[str, str]:
-    """Environment for a chapter's kernel: the staged library first on the path, fixed hashing."""
+BOOK_VARIABLE = "AGENTRL_BOOK"  # the book/ directory, so a chapter can read book/labs/results
+
+
+def kernel_environment(staged_dir: Path, book_dir: Path, threads: int | None = None) -> dict[str, str]:
+    """Environment for a chapter's kernel: the staged library first on the path, fixed hashing.
+
+    Chapters run in a temporary directory; one that reads a lab's saved results finds them
+    under ``os.environ['AGENTRL_BOOK']``.
+    """
     env = dict(os.environ)
+    env[BOOK_VARIABLE] = str(Path(book_dir).resolve())
     env["PYTHONPATH"] = os.pathsep.join([str(staged_dir), *filter(None, [env.get("PYTHONPATH")])])
     env["PYTHONHASHSEED"] = "0"
     env["HF_HUB_OFFLINE"] = "1"
@@ -72,7 +80,8 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                 resources={"metadata": {"path": cwd}})
         try:
-            client.execute(env=kernel_environment(staged_dir, threads), cwd=cwd)
+            book_dir = chapter.path.resolve().parent.parent  # book/<locale>/NN.md -> book/
+            client.execute(env=kernel_environment(staged_dir, book_dir, threads), cwd=cwd)
         except CellTimeoutError:
             failure = f"TimeoutError: ran past the {timeout} s timeout"
         except DeadKernelError as exc:

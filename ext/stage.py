@@ -17,7 +17,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from .chapters import ChapterError, book_order, read_chapter, set_kernel_display_name
-from .execute import kernel_environment
+from .execute import BOOK_VARIABLE, kernel_environment
 from .library import Staging, check_imports, check_uses, stage
 
 logger = logging.getLogger(__name__)
@@ -61,8 +61,8 @@ def harvest_book(app: Sphinx) -> None:
                 check(chapter)
             except ChapterError as error:
                 warn(error, "order")
-    base = kernel_environment(Path("."))
-    for key in ("PYTHONHASHSEED", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM"):
+    base = kernel_environment(Path("."), Path(app.srcdir).parent)
+    for key in ("PYTHONHASHSEED", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM", BOOK_VARIABLE):
         os.environ[key] = base[key]
 
 
