@@ -29,7 +29,7 @@ nb_execution_timeout = 120
 nb_execution_raise_on_error = False
 nb_execution_in_temp = True
 nb_execution_show_tb = True
-nb_merge_streams = True
+nb_merge_streams = False  # its merge rewrites newlines at chunk joins; ext.gate merges exactly
 nb_output_stderr = "show"  # shown on the page; the drift gate turns it into a warning
 
 # The whole plan of the book, in order. Links to a planned chapter whose file does not exist

@@ -53,7 +53,7 @@ def _runs_from_doctree(doctree: nodes.document) -> list[CellRun]:
                 classes = set(node.get("classes", []))
                 text = _ANSI.sub("", node.astext())
                 if "stream" in classes:
-                    stdout.append(text)
+                    stdout.append(text)  # chunks split at flush times: join them as written
                 elif "stderr" in classes:
                     stderr.append(text)
                 elif "traceback" in classes:
@@ -61,8 +61,31 @@ def _runs_from_doctree(doctree: nodes.document) -> list[CellRun]:
                     error = lines[-1].strip() if lines else "an exception"
                 else:
                     displays += 1
-        runs.append(CellRun("\n".join(stdout), "\n".join(stderr), error, displays))
+        runs.append(CellRun("".join(stdout), "".join(stderr), error, displays))
     return runs
+
+
+def _merge_stream_blocks(doctree: nodes.document) -> None:
+    """Show each cell's stdout as one block, its chunks joined exactly as they were written.
+
+    A print that spans an output flush arrives in two chunks. myst-nb's own merging
+    (``nb_merge_streams``) strips and re-adds newlines at chunk boundaries, which changes the
+    text, so the conf turns it off and the chunks are joined here instead.
+    """
+    for output in doctree.findall(nodes.container):
+        if output.get("nb_element") != "cell_code_output":
+            continue
+        streams = [n for n in output.children if "stream" in n.get("classes", [])]
+        if len(streams) < 2:
+            continue
+        text = "".join(n.astext() for n in streams)
+        merged = nodes.literal_block(text, text, classes=list(streams[0]["classes"]))
+        for key in ("language", "linenos", "highlight_args"):
+            if key in streams[0]:
+                merged[key] = streams[0][key]
+        output.replace(streams[0], merged)
+        for node in streams[1:]:
+            output.remove(node)
 
 
 def _drop_recorded_blocks(doctree: nodes.document) -> None:
@@ -98,6 +121,7 @@ def gate_chapter(app: Sphinx, doctree: nodes.document) -> None:
     for problem in check_chapter(chapter, runs):
         logger.warning(problem.message, location=(docname, problem.line), type="agentrl",
                        subtype=problem.kind)
+    _merge_stream_blocks(doctree)
     _drop_recorded_blocks(doctree)
 
 
