@@ -1352,3 +1352,41 @@ def collate_trajectories(trajectories, pad_id=0):
         ids[b, :n], action_mask[b, :n], real[b, :n] = t.ids, t.action_mask, 1.0
         logp[b, :n - 1] = t.logp
     return ids, action_mask, logp, real
+
+# ---- saved in A-math.md ----
+import torch
+
+
+def effective_sample_size(log_weights, dim=-1):
+    """Effective sample size (sum w)^2 / sum w^2 of importance weights, from log-weights.
+
+    `log_weights` holds log importance weights (e.g. log pi - log mu, summed over the tokens
+    of a sequence); any constant shift cancels. Entries of -inf mean weight zero. Returns a
+    tensor reduced over `dim`, between 1 and the number of entries.
+    """
+    return torch.exp(2 * torch.logsumexp(log_weights, dim) - torch.logsumexp(2 * log_weights, dim))
+
+# ---- saved in A-math.md ----
+def kl_estimators(logp, logq):
+    """Per-sample estimators (k1, k2, k3) of KL(p || q) from samples x ~ p.
+
+    `logp` and `logq` are log p(x) and log q(x) at the sampled x (same shape, e.g. [B, T]).
+    k1 = -log r and k3 = (r - 1) - log r are unbiased; k2 = (log r)^2 / 2 is biased;
+    here r = q(x) / p(x). Average over the sampled positions to get an estimate.
+    """
+    log_r = logq - logp
+    return -log_r, 0.5 * log_r**2, torch.expm1(log_r) - log_r
+
+# ---- saved in A-math.md ----
+import math
+
+
+def mean_and_stderr(x, dim=-1):
+    """Sample mean and its standard error s / sqrt(n) along `dim` (s uses n - 1)."""
+    n = x.shape[dim]
+    return x.mean(dim), x.std(dim) / math.sqrt(n)
+
+
+def episodes_for_error_bar(p, half_width, z=1.96):
+    """Episodes needed so that a solve rate near p has a z-sigma half-width of `half_width`."""
+    return math.ceil(z * z * p * (1 - p) / half_width**2)
