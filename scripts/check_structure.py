@@ -3,7 +3,7 @@
     python scripts/check_structure.py            # table for the English book, exit 1 on a problem
     python scripts/check_structure.py --locale zh
 
-A numbered chapter (not 00, not appendices or sources) needs 4-8 numbered sections, the three
+A numbered chapter or Appendix A (not 00, B or sources) needs 4-8 numbered sections, the three
 closing sections in order (Design problems in practice / Summary / Exercises, or their Chinese
 headings), at least 2 design problems, at least 4 exercises, and a Summary whose first item
 names the saved API. Problems are printed as ``file:line: message``. Word counts are of prose
@@ -57,7 +57,7 @@ def shape(path: Path, locale: str) -> Shape:
     prose = re.sub(r"^(`{3,}|~{3,}).*?^\1\s*$", "", chapter.prose(), flags=re.M | re.S)
     words = (len(re.findall(r"[\u4e00-\u9fff]", prose)) if locale == "zh"
              else len(re.findall(r"[A-Za-z0-9][A-Za-z0-9'-]*", prose)))
-    sections = len(re.findall(r"^## \d+\.\d+ ", chapter.text, flags=re.M))
+    sections = len(re.findall(r"^## (\d+|[A-Z])\.\d+ ", chapter.text, flags=re.M))
     design_heading, summary_heading, exercises_heading = CLOSING[locale]
     design_line, design = _section(chapter.text, design_heading)
     summary_line, summary = _section(chapter.text, summary_heading)
@@ -65,7 +65,7 @@ def shape(path: Path, locale: str) -> Shape:
     design_count = len(re.findall(r"^(###|\*\*|\d+\. \*\*)", design, flags=re.M))
     exercise_count = len(re.findall(r"^\d+\. ", exercises, flags=re.M))
     problems = []
-    numbered = re.match(r"^\d\d-", path.name) and not path.name.startswith("00-")
+    numbered = re.match(r"^(\d\d|A)-", path.name) and not path.name.startswith("00-")
     if numbered:
         where = f"{path}:"
         if not 4 <= sections <= 8:
