@@ -6,12 +6,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
 
-.PHONY: setup html html-en html-zh site library check test clean help
+.PHONY: setup html html-en html-zh site library check test clean help pdf
 
 help:
 	@echo "make html   build both locales into _build/site (sets itself up on first use)"
 	@echo "make test   the whole test suite, including the -W build of both locales"
 	@echo "make check CH=02   run the snippet checker on chapter 02"
+	@echo "make pdf    _build/pdf/agentrl-en.pdf and agentrl-zh.pdf (apt-installs chromium, poppler-utils, fonts-noto-cjk if missing)"
 	@echo "make clean  remove _build (keeps .venv and the execution cache in _build/.jupyter_cache)"
 
 $(VENV)/.installed: pyproject.toml
@@ -42,10 +43,14 @@ html: library html-en html-zh
 	$(PY) scripts/assemble_site.py
 	@echo "site: _build/site/index.html"
 
+# PDF: singlehtml per language (same execution cache as html) printed by headless Chromium.
+pdf: library
+	$(PY) scripts/build_pdf.py
+
 check: setup
 	$(PY) scripts/check_tutorial_snippets.py --chapters $(CH)
 
-test: html
+test: html pdf
 	$(PY) scripts/sync_locales.py --check
 	$(PY) scripts/check_structure.py
 	$(PY) scripts/check_structure.py --locale zh

@@ -28,6 +28,7 @@ SUBMODULES = (
     "ext.offline",
     "ext.zh_search",
     "ext.lang_switch",
+    "ext.print_layout",
 )
 
 

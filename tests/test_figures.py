@@ -1,0 +1,55 @@
+"""The data figures: committed SVGs equal what ``scripts/figures/`` computes, and each is placed.
+
+``scripts/build_figures.py --check`` recomputes every figure (with ``agentrl`` and the chapters'
+own cells) and fails naming any SVG under ``book/*/figures/`` that differs. Each figure must
+also appear as a ``{figure}`` directive in its chapter, in every language that has the chapter,
+and be self-contained (text drawn as paths: no font needed to view it, no external reference).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = ROOT / "scripts" / "figures"
+LOCALES = ("en", "zh")
+
+
+def modules():
+    sys.path.insert(0, str(FIGURES))
+    return [importlib.import_module(p.stem) for p in sorted(FIGURES.glob("[!_]*.py"))]
+
+
+def test_committed_figures_are_current():
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"stale figures:\n{result.stderr}{result.stdout}"
+
+
+@pytest.mark.parametrize("module", modules(), ids=lambda m: m.NAME)
+def test_figure_is_placed_in_its_chapter(module):
+    placed = 0
+    for lang in LOCALES:
+        chapter = ROOT / "book" / lang / module.CHAPTER
+        if not chapter.exists():
+            continue
+        directive = f"```{{figure}} figures/{module.NAME}.svg"
+        assert directive in chapter.read_text(encoding="utf-8"), \
+            f"{chapter.relative_to(ROOT)} has no `{directive}`"
+        placed += 1
+    assert placed, f"{module.NAME}: its chapter {module.CHAPTER} exists in no language"
+
+
+@pytest.mark.parametrize("lang", LOCALES)
+def test_svgs_need_no_font_and_nothing_external(lang):
+    for svg in sorted((ROOT / "book" / lang / "figures").glob("*.svg")):
+        text = svg.read_text(encoding="utf-8")
+        assert "<text" not in text, f"{svg.name}: text not drawn as paths (svg.fonttype)"
+        assert not re.search(r'(?:href|src)="(?:https?:|file:)', text), f"{svg.name}: external reference"
+        assert "<dc:date>" not in text, f"{svg.name}: has a date (not byte-stable)"
