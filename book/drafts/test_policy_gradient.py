@@ -1,0 +1,221 @@
+"""Chapter 6: the REINFORCE loss, its gradient, the episode helpers and the labs' results.
+
+These tests import the generated package (``scripts/build_library.py``). The statistical test
+uses a fixed seed and a tolerance of several standard errors, so it is deterministic and far
+from its threshold. The lab tests read the committed results under ``book/labs/results`` and
+skip when a file is absent (a lab that has not been run yet).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import pathlib
+
+import pytest
+import torch
+
+import agentrl as arl
+
+RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
+
+
+# ---- reinforce_loss against explicit loops --------------------------------------------------
+
+def reference_loss(logp, mask, returns, aggregation):
+    """The three aggregations written as plain Python loops over episodes and tokens."""
+    B, T = logp.shape
+    per_episode, counts, total, n_tokens = [], [], 0.0, 0
+    for b in range(B):
+        s, n = 0.0, 0
+        for t in range(T):
+            if mask[b][t] > 0:
+                w = returns[b][t] if returns.dim() == 2 else returns[b]
+                s += float(w) * float(logp[b][t])
+                n += 1
+        per_episode.append(s)
+        counts.append(n)
+        total += s
+        n_tokens += n
+    if aggregation == "seq-mean-token-sum":
+        return -sum(per_episode) / B
+    if aggregation == "token-mean":
+        return -total / max(n_tokens, 1)
+    return -sum(s / max(n, 1) for s, n in zip(per_episode, counts)) / B
+
+
+@pytest.mark.parametrize("aggregation", arl.AGGREGATIONS)
+@pytest.mark.parametrize("per_token", [False, True])
+def test_reinforce_loss_matches_loops(aggregation, per_token):
+    gen = torch.Generator().manual_seed(0)
+    logp = -torch.rand(5, 9, generator=gen) * 3                   # [B, T-1]
+    mask = (torch.rand(5, 9, generator=gen) > 0.4).float()
+    mask[3] = 0.0                                                  # an episode with no policy token
+    returns = torch.randn(5, 9, generator=gen) if per_token else torch.randn(5, generator=gen)
+    got = arl.reinforce_loss(logp, mask, returns, aggregation).item()
+    assert got == pytest.approx(reference_loss(logp, mask, returns, aggregation), abs=1e-5)
+
+
+def test_reinforce_loss_hand_values():
+    logp = torch.tensor([[-1.0, -2.0, -0.5], [-3.0, -1.0, -9.0]])
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    returns = torch.tensor([1.0, 0.5])
+    values = [arl.reinforce_loss(logp, mask, returns, a).item() for a in arl.AGGREGATIONS]
+    assert values == pytest.approx([2.75, 1.1, (3.5 / 3 + 2.0 / 2) / 2])
+
+
+def test_reinforce_loss_rejects_unknown_aggregation():
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        arl.reinforce_loss(torch.zeros(1, 2), torch.ones(1, 2), torch.ones(1), "mean")
+
+
+# ---- masks ---------------------------------------------------------------------------------
+
+def test_masked_positions_do_not_matter():
+    gen = torch.Generator().manual_seed(1)
+    logp = -torch.rand(4, 7, generator=gen)
+    mask = (torch.rand(4, 7, generator=gen) > 0.5).float()
+    returns = torch.tensor([1.0, 0.0, 2.0, -1.0])
+    base = arl.reinforce_loss(logp, mask, returns)
+    for fill in (-1e4, float("-inf"), float("nan")):
+        other = arl.reinforce_loss(logp.masked_fill(mask == 0, fill), mask, returns)
+        assert other.item() == pytest.approx(base.item(), abs=1e-6)
+
+
+def test_masked_positions_get_no_gradient_and_no_nan():
+    logp = torch.tensor([[-1.0, float("-inf"), -2.0]], requires_grad=True)
+    mask = torch.tensor([[1.0, 0.0, 1.0]])
+    arl.reinforce_loss(logp, mask, torch.tensor([2.0])).backward()
+    assert torch.isfinite(logp.grad).all()
+    assert logp.grad.tolist() == [[-2.0, 0.0, -2.0]]
+
+
+def test_returns_are_constants():
+    logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
+    returns = torch.tensor([3.0], requires_grad=True)
+    arl.reinforce_loss(logp, torch.ones(1, 2), returns).backward()
+    assert returns.grad is None
+    assert logp.grad.tolist() == [[-3.0, -3.0]]
+
+
+def test_zero_rewards_give_exactly_zero_gradient():
+    model = arl.TinyAgent(vocab_size=101, d_model=32, n_layers=1, n_heads=2, seed=0)
+    ids = torch.randint(5, 101, (3, 12), generator=torch.Generator().manual_seed(0))
+    action_mask = torch.ones(3, 12)
+    logp, mask = arl.token_logprobs(model(ids)[0], ids, action_mask)
+    arl.reinforce_loss(logp, mask, torch.zeros(3)).backward()
+    assert all(bool((p.grad == 0).all()) for p in model.parameters())
+
+
+# ---- the gradient against an exact gradient ------------------------------------------------
+
+V, T = 3, 3   # a bigram policy over 3 tokens, sequences of 3 tokens: 27 sequences
+
+
+def bigram_logp(theta, ys):
+    prev = torch.cat([torch.full_like(ys[:, :1], V), ys[:, :-1]], dim=1)
+    return torch.log_softmax(theta[prev], -1).gather(-1, ys[..., None]).squeeze(-1)
+
+
+def reward(ys):
+    """1 for each token equal to its predecessor, plus 0.5 if the sequence ends in token 2."""
+    same = (ys[:, 1:] == ys[:, :-1]).float().sum(-1)
+    return same + 0.5 * (ys[:, -1] == 2).float()
+
+
+def test_reinforce_gradient_matches_exact_gradient():
+    theta = 0.7 * torch.randn(V + 1, V, generator=torch.Generator().manual_seed(3))
+    ys_all = torch.tensor(list(itertools.product(range(V), repeat=T)))
+    th = theta.clone().requires_grad_()
+    J = (bigram_logp(th, ys_all).sum(-1).exp() * reward(ys_all)).sum()
+    exact, = torch.autograd.grad(J, th)
+
+    n, chunks = 40_000, 40
+    gen = torch.Generator().manual_seed(0)
+    estimates = []
+    for _ in range(chunks):                                   # batch means give the error bar
+        ys = torch.zeros(n // chunks, T, dtype=torch.long)
+        prev = torch.full((n // chunks,), V)
+        for t in range(T):
+            ys[:, t] = torch.multinomial(theta[prev].softmax(-1), 1, generator=gen)[:, 0]
+            prev = ys[:, t]
+        th = theta.clone().requires_grad_()
+        loss = arl.reinforce_loss(bigram_logp(th, ys), torch.ones_like(ys), reward(ys))
+        g, = torch.autograd.grad(-loss, th)
+        estimates.append(g.flatten())
+    est = torch.stack(estimates)                              # [chunks, 12]
+    mean, se = est.mean(0), est.std(0) / math.sqrt(chunks)
+    z = (mean - exact.flatten()) / se.clamp_min(1e-8)
+    assert z.abs().max() < 5.0, z
+    assert (mean - exact.flatten()).norm() < 0.1 * exact.norm()
+
+
+def test_reward_to_go_is_unbiased_exactly():
+    """Per-token returns (reward to go) have the same expectation as the total return."""
+    theta = 0.7 * torch.randn(V + 1, V, generator=torch.Generator().manual_seed(4))
+    ys_all = torch.tensor(list(itertools.product(range(V), repeat=T)))
+    r = torch.cat([torch.zeros(len(ys_all), 1), (ys_all[:, 1:] == ys_all[:, :-1]).float()], 1)
+    togo = r.flip(-1).cumsum(-1).flip(-1)
+    p = bigram_logp(theta, ys_all).sum(-1).exp().detach()
+    grads = []
+    for returns in (r.sum(-1), togo):
+        th = theta.clone().requires_grad_()
+        logp = bigram_logp(th, ys_all)
+        # weight each sequence's loss by its exact probability: an exact expectation
+        per_seq = -torch.stack([arl.reinforce_loss(logp[i:i + 1], torch.ones(1, T), returns[i:i + 1])
+                                for i in range(len(ys_all))])
+        g, = torch.autograd.grad((p * per_seq).sum(), th)
+        grads.append(g)
+    assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+# ---- episode helpers on the gym -------------------------------------------------------------
+
+def test_collect_episodes_and_solve_rate_are_reproducible():
+    tok = arl.CharTokenizer()
+    tasks = [t for t in arl.make_tasks(seed=0) if t.split == "train"][:2]
+    model = arl.TinyAgent(vocab_size=tok.vocab_size, seed=0)
+    env = arl.BugFixEnv(cache={})
+    a = arl.collect_episodes(model, env, tasks, tok, seed=5, max_turns=1, max_action_tokens=8)
+    b = arl.collect_episodes(model, env, tasks, tok, seed=5, max_turns=1, max_action_tokens=8)
+    assert [e.ids.tolist() for e in a] == [e.ids.tolist() for e in b]
+    assert all(e.reward == 0.0 for e in a)
+    res = arl.solve_rate(model, env, tasks, tok, samples=1, seed=5)
+    assert res.rate == 0.0 and res.stderr == 0.0 and res.per_task.shape == (2,)
+
+
+# ---- the labs' results ----------------------------------------------------------------------
+
+def _load(name):
+    path = RESULTS / name
+    if not path.exists():
+        pytest.skip(f"{path} not present (run the lab)")
+    return json.loads(path.read_text())
+
+
+def test_warm_start_results_have_expected_keys():
+    rec = _load("warm_start.json")
+    for key in ("lab", "torch_version", "model_config", "parameters", "seed", "eval_seed",
+                "steps", "batch_size", "lr", "metrics"):
+        assert key in rec, key
+    for key in ("train_t1", "train_greedy", "heldout_t1", "heldout_greedy"):
+        m = rec["metrics"][key]
+        assert 0.0 <= m["rate"] <= 1.0 and m["stderr"] >= 0.0 and m["episodes"] > 0
+    assert 0.05 <= rec["metrics"]["train_t1"]["rate"] <= 0.6   # a start RL can learn from
+    state = torch.load(RESULTS / "warm_start.pt", weights_only=True)
+    model = arl.TinyAgent(**state["model_config"])
+    model.load_state_dict(state["state_dict"])
+    assert sum(p.numel() for p in model.parameters()) == rec["parameters"]
+
+
+def test_reinforce_seeds_results_have_expected_keys():
+    rec = _load("reinforce_seeds.json")
+    for key in ("lab", "torch_version", "warm_start", "recipe", "eval", "before", "runs"):
+        assert key in rec, key
+    assert len(rec["runs"]) >= 2
+    for run in rec["runs"]:
+        assert {"seed", "steps", "after", "mean_reward_first", "mean_reward_last"} <= set(run)
+        for split, m in run["after"].items():
+            assert split in rec["before"]
+            assert 0.0 <= m["rate"] <= 1.0 and m["stderr"] >= 0.0
