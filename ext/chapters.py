@@ -110,8 +110,7 @@ def _front_matter(lines: list[str], path: Path) -> dict:
 
 def _closing_fence(lines: list[str], open_index: int, path: Path) -> int:
     """0-based index of the fence that closes the one opened at ``open_index``."""
-    opener = _FENCE.match(lines[open_index]) or re.match(r"^(`{3,}|~{3,})", lines[open_index])
-    mark = opener.group(1)
+    mark = re.match(r"^\s*(`{3,}|~{3,})", lines[open_index]).group(1)
     for i in range(open_index + 1, len(lines)):
         stripped = lines[i].strip()
         if stripped.startswith(mark[0] * len(mark)) and set(stripped) == {mark[0]}:

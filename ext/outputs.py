@@ -120,14 +120,22 @@ def refresh_text(chapter: Chapter, runs: list[CellRun]) -> str:
     # Edit from the bottom so earlier line numbers stay valid.
     for cell, run in sorted(zip(chapter.cells, runs), key=lambda p: -p[0].line):
         printed = normalise(run.stdout)
+        if cell.output and cell.is_volatile and not output_diff(cell.output.text, run.stdout, True):
+            continue  # keep the recorded numbers: only their shape is checked
         block = [OUTPUT_LABEL, "", "```text", *printed.splitlines(), "```"] if printed else []
-        if cell.output:
-            start, stop = cell.output.label_line - 1, cell.output.end_line
-            if cell.is_volatile and not output_diff(cell.output.text, run.stdout, True):
-                continue  # keep the recorded numbers: only their shape is checked
-            lines[start:stop] = block
-            if not block and start < len(lines) and not lines[start].strip():
-                del lines[start]
-        elif block:
-            lines[cell.end_line : cell.end_line] = ["", *block]
+        set_output_block(lines, cell, block)
     return "\n".join(lines) + ("\n" if trailing_newline else "")
+
+
+def set_output_block(lines: list[str], cell: CodeCell, block: list[str]) -> None:
+    """Replace, remove (``block == []``) or insert the recorded block after ``cell``, in place.
+
+    Line numbers after the cell shift, so callers edit cells from the bottom up.
+    """
+    if cell.output:
+        start, stop = cell.output.label_line - 1, cell.output.end_line
+        lines[start:stop] = block
+        if not block and start < len(lines) and not lines[start].strip():
+            del lines[start]  # the blank line that separated the block from what follows
+    elif block:
+        lines[cell.end_line : cell.end_line] = ["", *block]

@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from ext.chapters import Chapter, ChapterError, book_order, chapter_key, read_chapter  # noqa: E402
 from ext.locales import PROSE_KEY, first_difference, is_stale, prose_hash  # noqa: E402
+from ext.outputs import set_output_block  # noqa: E402
 
 
 def synced_text(source: Chapter, translation: Chapter) -> str:
@@ -34,13 +35,7 @@ def synced_text(source: Chapter, translation: Chapter) -> str:
     lines = translation.text.splitlines()
     for en, zh in sorted(zip(source.cells, translation.cells), key=lambda p: -p[1].line):
         en_output = en_lines[en.output.label_line - 1 : en.output.end_line] if en.output else []
-        if zh.output:
-            lines[zh.output.label_line - 1 : zh.output.end_line] = en_output
-            if (not en_output and zh.output.label_line - 1 < len(lines)
-                    and not lines[zh.output.label_line - 1].strip()):  # keep prose
-                del lines[zh.output.label_line - 1]
-        elif en_output:
-            lines[zh.end_line : zh.end_line] = ["", *en_output]
+        set_output_block(lines, zh, en_output)
         lines[zh.line - 1 : zh.end_line] = en_lines[en.line - 1 : en.end_line]
     return "\n".join(lines) + "\n"
 
