@@ -19,6 +19,7 @@ SAVE_MARK = "#@save"
 VOLATILE_TAG = "volatile-output"
 OUTPUT_LABEL = "Output:"
 _FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\S*)\s*$")
+_CODE_CELL_FENCE = re.compile(r"^(`{3,}|~{3,})\s*\{code-cell\}")
 
 
 class ChapterError(Exception):
@@ -136,6 +137,21 @@ def _recorded_output(lines: list[str], after: int, path: Path) -> OutputBlock | 
     return OutputBlock(label + 1, i + 1, end + 1, "\n".join(lines[i + 1 : end]))
 
 
+def _bad_option_line(lines: list[str]) -> int | None:
+    """1-based line of the first ``:key: value`` cell option that is not valid YAML, if any."""
+    for i, line in enumerate(lines):
+        if not _CODE_CELL_FENCE.match(line):
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith(":"):
+            try:
+                yaml.safe_load(lines[j][1:].replace(":", ": ", 1))
+            except yaml.YAMLError:
+                return j + 1
+            j += 1
+    return None
+
+
 def read_chapter(path: Path | str, text: str | None = None) -> Chapter:
     """Parse a chapter; raises :class:`ChapterError` naming the file and line when malformed."""
     path = Path(path)
@@ -145,7 +161,7 @@ def read_chapter(path: Path | str, text: str | None = None) -> Chapter:
     try:
         notebook = read_myst_markdown_notebook(text, add_source_map=True, path=str(path))
     except Exception as exc:  # myst-nb reports bad cell options without a line
-        line = getattr(exc, "lineno", None) or 1
+        line = getattr(exc, "lineno", None) or _bad_option_line(lines) or 1
         raise ChapterError(path, line, f"cannot read cells: {exc}") from exc
     starts = notebook.metadata.get("source_map", [])
     cells: list[CodeCell] = []

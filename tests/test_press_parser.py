@@ -127,3 +127,10 @@ def test_volatile_tag_is_read_from_cell_options(tmp_path):
     (cell,) = ch.cells
     assert cell.is_volatile and cell.source == "print(1)"
     assert (cell.line, cell.first_code_line, cell.end_line) == (14, 16, 17)
+
+
+def test_bad_cell_option_names_its_line(tmp_path):
+    body = "\n```{code-cell} ipython3\n:tags: [volatile-output\nprint(1)\n```\n"  # option: 15
+    path, error = error_of(tmp_path, body)
+    assert error.line == 15, error
+    assert "cannot read cells" in str(error)
