@@ -219,3 +219,17 @@ def test_reinforce_seeds_results_have_expected_keys():
         for split, m in run["after"].items():
             assert split in rec["before"]
             assert 0.0 <= m["rate"] <= 1.0 and m["stderr"] >= 0.0
+        assert len(run["curve"]) == run["steps"] == rec["recipe"]["steps"]
+        assert run["zero_gradient_steps"] == sum(r == 0.0 for r in run["curve"])
+
+
+def test_reinforce_seeds_support_the_chapter_claims():
+    """Section 6.7's Evidence callout: what the three seeds do and do not show."""
+    rec = _load("reinforce_seeds.json")
+    assert [run["seed"] for run in rec["runs"]] == [0, 1, 2]
+    for run in rec["runs"]:
+        gain = run["paired_diff"]["rl_t1"]
+        assert gain["mean"] > 3 * gain["stderr"]                 # sampled solve rate rose
+        greedy = run["paired_diff"]["rl_greedy"]
+        assert abs(greedy["mean"]) < 1.5 * greedy["stderr"]      # greedy: no detectable change
+        assert run["after"]["heldout_t1"]["rate"] == 0.0         # nothing transferred
