@@ -70,11 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         modules = [m for m in modules if m.NAME in args.only]
 
     stale: list[str] = []
+    failed: list[str] = []
     # One module at a time, each in a new process (spawned: nothing inherited).
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                max_tasks_per_child=1)
     for module in modules:
-        svgs, seconds = pool.submit(render, module.__name__).result()
+        try:
+            svgs, seconds = pool.submit(render, module.__name__).result()
+        except Exception as exc:  # a figure's own error: name it and go on with the others
+            failed.append(f"scripts/figures/{module.__name__}.py: {type(exc).__name__}: {exc}")
+            continue
         for path, svg in svgs.items():
             rel = path.relative_to(ROOT)
             current = path.read_bytes() if path.exists() else None
@@ -94,10 +99,15 @@ def main(argv: list[str] | None = None) -> int:
             for path in sorted((ROOT / "book" / locale / "figures").glob("*.svg")):
                 if path.stem not in names:
                     stale.append(f"{path.relative_to(ROOT)}: no module in scripts/figures/ draws it")
+    if failed:
+        print("figures that could not be computed:", file=sys.stderr)
+        for line in failed:
+            print(f"  {line}", file=sys.stderr)
     if stale:
         print("stale figures (run .venv/bin/python scripts/build_figures.py):", file=sys.stderr)
         for line in stale:
             print(f"  {line}", file=sys.stderr)
+    if stale or failed:
         return 1
     if args.check:
         print(f"figures up to date ({len(modules)} figures, {len(_common.LOCALES)} locales)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,20 @@ def test_svgs_need_no_font_and_nothing_external(lang):
         assert "<text" not in text, f"{svg.name}: text not drawn as paths (svg.fonttype)"
         assert not re.search(r'(?:href|src)="(?:https?:|file:)', text), f"{svg.name}: external reference"
         assert "<dc:date>" not in text, f"{svg.name}: has a date (not byte-stable)"
+
+
+def test_a_figure_that_cannot_be_computed_is_named_and_fails(tmp_path):
+    """A module whose compute() raises (say, a lab result not produced yet) fails the build with
+    its file and the error, instead of a traceback from the process pool."""
+    shutil.copytree(ROOT / "scripts", tmp_path / "scripts",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "scripts" / "figures" / "zz_broken.py").write_text(
+        'NAME = "zz-broken"\nCHAPTER = "00-notation.md"\nTEXT = {"en": {}, "zh": {}}\n\n\n'
+        'def compute():\n    raise FileNotFoundError("results/lab.json is missing")\n\n\n'
+        'def draw(data, text):\n    raise AssertionError("never reached")\n', encoding="utf-8")
+    result = subprocess.run([sys.executable, str(tmp_path / "scripts" / "build_figures.py"),
+                             "--only", "zz-broken"], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert ("scripts/figures/zz_broken.py: FileNotFoundError: results/lab.json is missing"
+            in result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
