@@ -1,0 +1,353 @@
+"""Chapter 7: baselines, leave-one-out advantages, GAE, the value head, pg_step and the RLOO lab.
+
+These tests import the generated package (``scripts/build_library.py``). Every saved function
+is checked against an independent reference written here: plain loops over groups and time
+steps, exact enumeration of small problems, and parameter updates compared with Chapter 6's
+``reinforce_step``. The lab tests read the committed results under ``book/labs/results`` and
+skip when a file is absent (a lab that has not been run yet).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+import pathlib
+
+import pytest
+import torch
+
+import agentrl as arl
+
+RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
+
+
+# ---- rloo_advantages -----------------------------------------------------------------------
+
+def loo_reference(rewards):
+    """r_i minus the mean of the other rewards of its row, as explicit loops."""
+    out = []
+    for row in rewards.tolist():
+        G = len(row)
+        out.append([r - (sum(row) - r) / (G - 1) for r in row])
+    return torch.tensor(out)
+
+
+@pytest.mark.parametrize("G", [2, 3, 4, 7])
+def test_rloo_matches_loops(G):
+    gen = torch.Generator().manual_seed(G)
+    rewards = torch.randn(5, G, generator=gen)
+    got = arl.rloo_advantages(rewards)
+    assert got.shape == (5, G)
+    assert torch.allclose(got, loo_reference(rewards), atol=1e-6)
+    # proportional to the group-centred rewards, and each row sums to zero
+    assert torch.allclose(got, G / (G - 1) * (rewards - rewards.mean(-1, keepdim=True)), atol=1e-6)
+    assert torch.allclose(got.sum(-1), torch.zeros(5), atol=1e-5)
+
+
+def test_rloo_binary_groups_and_edge_cases():
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 1.0],
+                            [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
+    got = arl.rloo_advantages(rewards)
+    third = 1.0 / 3.0
+    assert torch.allclose(got[0], torch.tensor([1.0, -third, -third, -third]))
+    assert torch.allclose(got[1], torch.tensor([third, third, -1.0, third]))
+    assert torch.equal(got[2], torch.zeros(4)) and torch.equal(got[3], torch.zeros(4))
+    # G = 2: each episode's baseline is the other one
+    pair = arl.rloo_advantages(torch.tensor([[1.0, 0.0], [0.3, 0.7]]))
+    assert torch.allclose(pair, torch.tensor([[1.0, -1.0], [-0.4, 0.4]]))
+    # integer rewards are accepted; a group of one has no baseline
+    assert arl.rloo_advantages(torch.tensor([[1, 0]])).dtype == torch.float32
+    with pytest.raises(ValueError):
+        arl.rloo_advantages(torch.ones(3, 1))
+
+
+@pytest.mark.parametrize("G", [2, 3, 4])
+def test_rloo_unbiased_and_group_mean_biased_by_enumeration(G):
+    """On a 4-armed softmax bandit, enumerate every group of G arms: the leave-one-out estimate
+    has expectation grad J exactly; the mean including the episode itself, (G-1)/G grad J."""
+    r = torch.tensor([0.0, 0.2, 1.0, 0.5])
+    theta = torch.tensor([0.5, 1.0, -0.5, 0.0], requires_grad=True)
+    pi = theta.softmax(-1)
+    grad_J, = torch.autograd.grad((pi * r).sum(), theta)          # autograd of the exact objective
+    pi = pi.detach()
+    arms = torch.tensor(list(itertools.product(range(4), repeat=G)))
+    prob = pi[arms].prod(-1)
+    score = torch.eye(4)[arms] - pi                                 # grad log softmax
+    rw = r[arms]
+    loo = (arl.rloo_advantages(rw)[..., None] * score).mean(1)
+    incl = ((rw - rw.mean(-1, keepdim=True))[..., None] * score).mean(1)
+    assert torch.allclose((prob[:, None] * loo).sum(0), grad_J, atol=1e-6)
+    assert torch.allclose((prob[:, None] * incl).sum(0), (G - 1) / G * grad_J, atol=1e-6)
+
+
+# ---- gae -----------------------------------------------------------------------------------
+
+def gae_reference(rewards, values, mask, gamma, lam):
+    """Direct sum of discounted TD errors over each row's policy positions."""
+    adv = torch.zeros_like(values)
+    for b in range(values.shape[0]):
+        pos = [i for i in range(values.shape[1]) if mask[b, i] > 0]
+        v = [float(values[b, i]) for i in pos] + [0.0]
+        d = [float(rewards[b, i]) + gamma * v[k + 1] - v[k] for k, i in enumerate(pos)]
+        for k, i in enumerate(pos):
+            adv[b, i] = sum((gamma * lam) ** (j - k) * d[j] for j in range(k, len(pos)))
+    return adv
+
+
+@pytest.mark.parametrize("gamma,lam", [(1.0, 0.95), (0.9, 0.8), (1.0, 0.0), (1.0, 1.0),
+                                       (0.99, 0.5), (0.5, 1.0)])
+def test_gae_matches_direct_sum(gamma, lam):
+    gen = torch.Generator().manual_seed(1)
+    rewards = torch.randn(4, 11, generator=gen)
+    values = torch.randn(4, 11, generator=gen)
+    mask = (torch.rand(4, 11, generator=gen) > 0.45).float()
+    mask[2] = 0.0                                                  # a row with no policy token
+    mask[3] = torch.tensor([0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1.0])     # actions with gaps
+    adv, ret = arl.gae(rewards, values, mask, gamma, lam)
+    assert adv.shape == ret.shape == (4, 11)
+    assert torch.allclose(adv, gae_reference(rewards, values, mask, gamma, lam), atol=1e-5)
+    assert torch.allclose(ret, (adv + values) * mask, atol=1e-6)
+    assert torch.equal(adv[mask == 0], torch.zeros(int((mask == 0).sum())))
+
+
+def test_gae_limits_and_skipping():
+    gen = torch.Generator().manual_seed(2)
+    rewards = torch.randn(3, 9, generator=gen)
+    values = torch.randn(3, 9, generator=gen)
+    mask = torch.tensor([[0, 1, 1, 0, 0, 1, 1, 1, 0],
+                         [1, 1, 1, 1, 1, 1, 1, 1, 1],
+                         [0, 0, 1, 0, 1, 0, 0, 0, 1]]).float()
+    gamma = 0.9
+    adv0, _ = arl.gae(rewards, values, mask, gamma, 0.0)
+    adv1, ret1 = arl.gae(rewards, values, mask, gamma, 1.0)
+    for b in range(3):
+        pos = mask[b].nonzero().flatten()
+        v, r = values[b, pos], rewards[b, pos]
+        v_next = torch.cat([v[1:], torch.zeros(1)])
+        assert torch.allclose(adv0[b, pos], r + gamma * v_next - v, atol=1e-6)
+        g = torch.zeros(len(pos))
+        running = 0.0
+        for k in reversed(range(len(pos))):
+            running = float(r[k]) + gamma * running
+            g[k] = running
+        assert torch.allclose(adv1[b, pos], g - v, atol=1e-5)
+        assert torch.allclose(ret1[b, pos], g, atol=1e-5)     # lambda = 1: returns = MC returns
+    # rewards and values on observation positions are ignored
+    noisy_r, noisy_v = rewards.clone(), values.clone()
+    noisy_r[mask == 0] = 100.0
+    noisy_v[mask == 0] = -100.0
+    assert torch.allclose(arl.gae(noisy_r, noisy_v, mask, gamma, 0.7)[0],
+                          arl.gae(rewards, values, mask, gamma, 0.7)[0], atol=1e-6)
+    # inserting observation positions (mask 0) changes nothing: discounting counts policy tokens
+    wide_r, wide_v, wide_m = (torch.zeros(3, 18) for _ in range(3))
+    wide_r[:, ::2], wide_v[:, ::2], wide_m[:, ::2] = rewards, values, mask
+    assert torch.allclose(arl.gae(wide_r, wide_v, wide_m, gamma, 0.7)[0][:, ::2],
+                          arl.gae(rewards, values, mask, gamma, 0.7)[0], atol=1e-6)
+
+
+def test_gae_outputs_are_constants():
+    values = torch.randn(2, 5, requires_grad=True)
+    adv, ret = arl.gae(torch.zeros(2, 5), values, torch.ones(2, 5))
+    assert not adv.requires_grad and not ret.requires_grad
+
+
+def test_gae_terminal_reward_decays_by_lambda():
+    """With V = 0 and one terminal reward, the advantage k policy tokens before the end is lam^k."""
+    mask = torch.tensor([[0, 1, 1, 0, 1, 1, 1.0]])
+    rewards = torch.zeros(1, 7)
+    rewards[0, 6] = 1.0
+    adv, _ = arl.gae(rewards, torch.zeros(1, 7), mask, 1.0, 0.9)
+    assert torch.allclose(adv[0, [1, 2, 4, 5, 6]], 0.9 ** torch.arange(4, -1, -1.0), atol=1e-6)
+
+
+# ---- ValueHead -----------------------------------------------------------------------------
+
+def small_agent(seed=0):
+    return arl.TinyAgent(vocab_size=101, d_model=32, n_layers=2, n_heads=4, seed=seed)
+
+
+def test_value_head_shares_the_trunk():
+    policy = small_agent()
+    critic = arl.ValueHead(policy)
+    assert critic.policy is policy
+    ids = torch.randint(3, 101, (3, 12), generator=torch.Generator().manual_seed(0))
+    logits, values = critic(ids)
+    assert logits.shape == (3, 12, 101) and values.shape == (3, 12)
+    assert torch.equal(logits, policy(ids)[0])
+    assert torch.equal(values, torch.zeros(3, 12))                 # zero-initialised head
+    # values are causal: changing a later token leaves earlier values unchanged
+    with torch.no_grad():
+        critic.value.weight.normal_(generator=torch.Generator().manual_seed(1))
+        v1 = critic(ids)[1]
+        changed = ids.clone()
+        changed[:, 8] = (changed[:, 8] + 1) % 101
+        v2 = critic(changed)[1]
+    assert torch.allclose(v1[:, :8], v2[:, :8], atol=1e-6) and not torch.allclose(v1[:, 8:], v2[:, 8:])
+    # a value loss reaches both the head and the shared trunk
+    critic(ids)[1].pow(2).sum().backward()
+    assert critic.value.weight.grad.abs().sum() > 0
+    assert policy.blocks[0].qkv.weight.grad.abs().sum() > 0
+
+
+# ---- pg_step and collect_groups --------------------------------------------------------------
+
+def fake_episodes(n=4, T=14, seed=0):
+    """Trajectories with random ids, an action mask with gaps and 0/1 rewards."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(n):
+        length = T - i                                            # different lengths -> padding
+        ids = torch.randint(3, 101, (length,), generator=gen)
+        mask = torch.zeros(length)
+        mask[2:5], mask[7:length - 1] = 1.0, 1.0
+        out.append(arl.Trajectory(ids, mask, torch.zeros(length - 1), float(i % 2), [], '', True))
+    return out
+
+
+def params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_pg_step_with_rewards_is_reinforce_step():
+    episodes = fake_episodes()
+    a, b = small_agent(), small_agent()
+    rewards = torch.tensor([e.reward for e in episodes])
+    stats_a = arl.pg_step(a, torch.optim.SGD(a.parameters(), lr=0.1), episodes, rewards)
+    stats_b = arl.reinforce_step(b, torch.optim.SGD(b.parameters(), lr=0.1), episodes)
+    assert torch.allclose(params(a), params(b), atol=1e-7)
+    for key in ('loss', 'grad_norm', 'reward', 'tokens'):
+        assert stats_a[key] == pytest.approx(stats_b[key], abs=1e-6)
+    assert {'weight_mean', 'weight_abs_mean', 'zero_weight'} <= set(stats_a)
+
+
+def test_pg_step_per_token_weights_and_silent_episodes():
+    episodes = fake_episodes()
+    ids, action_mask, _, _ = arl.collate_trajectories(episodes)
+    adv = torch.tensor([0.5, -0.25, 0.0, 1.0])
+    a, b = small_agent(), small_agent()
+    arl.pg_step(a, torch.optim.SGD(a.parameters(), lr=0.1), episodes, adv)
+    per_token = adv[:, None].expand(-1, ids.shape[1] - 1).clone()
+    per_token[action_mask[:, 1:] == 0] = 123.0                    # off-mask entries must not matter
+    stats = arl.pg_step(b, torch.optim.SGD(b.parameters(), lr=0.1), episodes, per_token)
+    assert torch.allclose(params(a), params(b), atol=1e-7)
+    assert stats['zero_weight'] == pytest.approx(0.25)
+    n = action_mask[:, 1:].sum(-1)
+    assert stats['weight_abs_mean'] == pytest.approx(float((adv.abs() * n).sum() / n.sum()), abs=1e-6)
+    # all-zero advantages: zero loss and zero gradient
+    c = small_agent()
+    before = params(c)
+    stats0 = arl.pg_step(c, torch.optim.SGD(c.parameters(), lr=0.1), episodes, torch.zeros(4))
+    assert stats0['grad_norm'] == 0.0 and stats0['zero_weight'] == 1.0
+    assert torch.equal(params(c), before)
+
+
+def test_pg_step_on_a_value_head_trains_only_the_policy():
+    episodes = fake_episodes()
+    critic = arl.ValueHead(small_agent())
+    with torch.no_grad():
+        critic.value.weight.fill_(0.3)
+    head_before = critic.value.weight.clone()
+    trunk_before = params(critic.policy)
+    arl.pg_step(critic, torch.optim.SGD(critic.parameters(), lr=0.1), episodes,
+                torch.tensor([1.0, -1.0, 0.5, -0.5]))
+    assert torch.equal(critic.value.weight, head_before)
+    assert not torch.equal(params(critic.policy), trunk_before)
+
+
+def test_collect_groups_matches_collect_episodes():
+    tok = arl.CharTokenizer()
+    tasks = [t for t in arl.make_tasks(seed=0) if t.split == 'train'][:2]
+    env = arl.BugFixEnv(cache={})
+    model = small_agent()                                         # random: parse errors, no sandbox
+    groups = arl.collect_groups(model, env, tasks, tok, group_size=3, seed=5, max_turns=1,
+                                max_action_tokens=8)
+    flat = arl.collect_episodes(model, env, [t for t in tasks for _ in range(3)], tok, seed=5,
+                                max_turns=1, max_action_tokens=8)
+    assert [len(g) for g in groups] == [3, 3]
+    for got, want in zip([e for g in groups for e in g], flat):
+        assert torch.equal(got.ids, want.ids)
+    assert not torch.equal(groups[0][0].ids, groups[0][1].ids)     # distinct seeds within a group
+
+
+# ---- the RLOO lab --------------------------------------------------------------------------
+
+def load_lab(name):
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"{path.name} not present (lab not run yet)")
+    return json.loads(path.read_text())
+
+
+def test_rloo_lab_schema_and_budget():
+    lab = load_lab("rloo_seeds")
+    rec = lab["recipe"]
+    assert rec["method"] == "RLOO" and rec["group_size"] == 4 and rec["tasks_per_step"] == 2
+    assert rec["steps"] * rec["episodes_per_step"] == 800
+    assert rec["aggregation"] == "seq-mean-token-sum"
+    assert [r["seed"] for r in lab["runs"]] == [0, 1, 2]
+    names = [e[0] for e in lab["eval"]["sets"]]
+    assert names == ["rl_t1", "rl_greedy", "heldout_t1"]
+    for run in lab["runs"]:
+        assert run["steps"] == 100 and len(run["curve"]) == 100
+        assert run["groups"] == 200 and 0 <= run["constant_groups"] <= 200
+        assert 0 <= run["silent_steps"] <= 100
+        for n in names:
+            after = run["after"][n]
+            assert len(after["per_task"]) == after["tasks"]
+            assert after["rate"] == pytest.approx(sum(after["per_task"]) / after["tasks"], abs=1e-6)
+            d = torch.tensor(after["per_task"]) - torch.tensor(lab["before"][n]["per_task"])
+            assert run["paired_diff"][n]["mean"] == pytest.approx(d.mean().item(), abs=1e-6)
+
+
+def test_rloo_and_reinforce_labs_share_the_evaluation():
+    rloo, pg = load_lab("rloo_seeds"), load_lab("reinforce_seeds")
+    assert rloo["rl_tasks"]["ids"] == pg["rl_tasks"]["ids"]
+    assert rloo["eval"] == pg["eval"]
+    for n in ("rl_t1", "rl_greedy", "heldout_t1"):
+        assert rloo["before"][n]["per_task"] == pg["before"][n]["per_task"]
+
+
+def paired(a_run, b_run, name):
+    d = torch.tensor(a_run["after"][name]["per_task"]) - torch.tensor(b_run["after"][name]["per_task"])
+    return d.mean().item(), d.std().item() / math.sqrt(len(d))
+
+
+def test_grouped_ablation_schema():
+    lab = load_lab("grouped_reinforce_seeds")
+    rec = lab["recipe"]
+    assert rec["method"].startswith("REINFORCE on groups")
+    assert rec["group_size"] == 4 and rec["tasks_per_step"] == 2
+    assert rec["steps"] * rec["episodes_per_step"] == 800
+    assert [r["seed"] for r in lab["runs"]] == [0, 1, 2]
+
+
+def test_chapter_claims_about_the_labs():
+    """The numbers Section 7.3's Evidence callout and reading state."""
+    pg, grouped, rloo = (load_lab(n) for n in ("reinforce_seeds", "grouped_reinforce_seeds",
+                                                "rloo_seeds"))
+    for lab in (grouped, rloo):
+        assert lab["before"] == pg["before"]
+        assert lab["rl_tasks"]["ids"] == pg["rl_tasks"]["ids"]
+    assert pg["before"]["rl_t1"]["rate"] == pytest.approx(0.177, abs=5e-4)
+    for p, g, r in zip(pg["runs"], grouped["runs"], rloo["runs"]):
+        assert 0.339 - 5e-4 <= p["after"]["rl_t1"]["rate"] <= 0.370 + 5e-4
+        assert 0.271 - 5e-4 <= g["after"]["rl_t1"]["rate"] <= 0.318 + 5e-4
+        assert 0.161 - 5e-4 <= r["after"]["rl_t1"]["rate"] <= 0.182 + 5e-4
+        # RLOO: no change on the RL tasks, a drop in greedy solve rate
+        assert -0.016 - 5e-4 <= r["paired_diff"]["rl_t1"]["mean"] <= 0.005 + 5e-4
+        assert 0.344 - 5e-4 <= r["after"]["rl_greedy"]["rate"] <= 0.422 + 5e-4
+        # the baseline's effect: negative and at least 2.9 standard errors on every seed
+        m, se = paired(r, g, "rl_t1")
+        assert -0.141 - 5e-4 <= m <= -0.104 + 5e-4 and -m / se >= 2.9
+        # the grouping's effect: same sign on every seed, within two standard errors on each
+        m, se = paired(g, p, "rl_t1")
+        assert -0.089 - 5e-4 <= m <= -0.021 + 5e-4 and -m / se < 2.0
+        # counts quoted in the callout and in design problem 1
+        assert 31 <= r["silent_steps"] <= 44 and 114 <= r["constant_groups"] <= 130
+        assert 23 <= g["zero_gradient_steps"] <= 42 and 6 <= p["zero_gradient_steps"] <= 10
+        assert 0.31 - 5e-3 <= p["mean_reward_last"] <= 0.38 + 5e-3
+        assert 0.135 - 5e-4 <= r["mean_reward_last"] <= 0.215 + 5e-4
+        for lab_run in (p, g, r):
+            assert lab_run["after"]["heldout_t1"]["rate"] == 0.0
