@@ -50,4 +50,5 @@ def prose_hash(source: Chapter) -> str:
 
 
 def is_stale(source: Chapter, translation: Chapter) -> bool:
-    return translation.metadata.get(PROSE_KEY) != prose_hash(source)
+    # str(): an unquoted stamp made only of digits reads back from YAML as an int.
+    return str(translation.metadata.get(PROSE_KEY)) != prose_hash(source)

@@ -42,7 +42,7 @@ def synced_text(source: Chapter, translation: Chapter) -> str:
 
 def stamp(source: Chapter, translation: Chapter) -> str:
     """Record the current English prose hash in the translation's front matter."""
-    value = f"{PROSE_KEY}: {prose_hash(source)}"
+    value = f'{PROSE_KEY}: "{prose_hash(source)}"'  # quoted: a hash may be all digits
     text = translation.text
     if re.search(rf"^{PROSE_KEY}:.*$", text, flags=re.MULTILINE):
         return re.sub(rf"^{PROSE_KEY}:.*$", value, text, count=1, flags=re.MULTILINE)

@@ -127,3 +127,21 @@ def test_untranslated_chapter_fails_the_check(book):
     result = sync(book, "--check")
     assert result.returncode == 1
     assert f"{chapter(book, ZH02)}: untranslated" in result.stdout
+
+
+def test_stamp_made_only_of_digits_still_matches(book, monkeypatch):
+    """A 12-hex-digit hash is all decimal digits about once in 280 stamps; YAML would read an
+    unquoted one as an int, and the translation would stay stale forever after stamping."""
+    import ext.locales
+
+    monkeypatch.setattr(ext.locales, "prose_hash", lambda source: "655626067084")
+    monkeypatch.setattr(run_script.__globals__["_script"]("sync_locales.py"), "prose_hash",
+                        ext.locales.prose_hash)
+    zh01 = chapter(book, ZH01)
+    sync(book, "--stamp", "01", "02")  # every chapter now has this hash
+    assert '\nen_prose_sha: "655626067084"\n' in zh01.read_text(encoding="utf-8")
+    after = sync(book, "--check")
+    assert (after.returncode, after.stdout) == (0, "")
+    # An old unquoted stamp of digits is read as text too.
+    edit(zh01, 'en_prose_sha: "655626067084"', "en_prose_sha: 655626067084")
+    assert sync(book, "--check").stdout == ""
