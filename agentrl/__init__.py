@@ -1390,3 +1390,323 @@ def mean_and_stderr(x, dim=-1):
 def episodes_for_error_bar(p, half_width, z=1.96):
     """Episodes needed so that a solve rate near p has a z-sigma half-width of `half_width`."""
     return math.ceil(z * z * p * (1 - p) / half_width**2)
+
+# ---- saved in 06-policy-gradient.md ----
+import math
+import random
+from typing import NamedTuple
+
+import torch
+
+AGGREGATIONS = ('seq-mean-token-sum', 'token-mean', 'seq-mean-token-mean')
+
+
+def reinforce_loss(logp, mask, returns, aggregation='seq-mean-token-sum'):
+    """REINFORCE loss: its gradient is minus the policy-gradient estimate.
+
+    logp [B, T-1]: log-probabilities of the sampled tokens at predicted positions (as from
+    token_logprobs); mask [B, T-1]: 1 where the target is a policy token; returns: [B] (one
+    return per episode, used for all its tokens) or [B, T-1] (one per token, e.g. the reward
+    to go). Returns are constants: no gradient flows into them. aggregation:
+      'seq-mean-token-sum'  sum over each episode's tokens, mean over episodes (unbiased);
+      'token-mean'          sum over all policy tokens / number of policy tokens;
+      'seq-mean-token-mean' mean over each episode's tokens, then mean over episodes.
+    """
+    weights = returns.detach().to(logp.dtype)
+    if weights.dim() == 1:
+        weights = weights[:, None].expand_as(logp)                            # [B, T-1]
+    keep = mask > 0
+    terms = torch.where(keep, logp * weights, torch.zeros_like(logp))         # [B, T-1]
+    per_episode = terms.sum(-1)                                               # [B]
+    if aggregation == 'seq-mean-token-sum':
+        return -per_episode.mean()
+    if aggregation == 'token-mean':
+        return -terms.sum() / keep.sum().clamp_min(1)
+    if aggregation == 'seq-mean-token-mean':
+        return -(per_episode / keep.sum(-1).clamp_min(1)).mean()
+    raise ValueError(f'unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}')
+
+# ---- saved in 06-policy-gradient.md ----
+def collect_episodes(model, env, tasks, tokenizer, seed=0, temperature=1.0, **kwargs):
+    """Sample one episode per task, in order -> list of Trajectory.
+
+    Episode i is sampled with the i-th seed drawn from random.Random(seed), so the same
+    (model, tasks, seed) always gives the same episodes. kwargs go to rollout (max_turns,
+    top_p, max_action_tokens). temperature=0 is greedy decoding.
+    """
+    rng = random.Random(seed)
+    return [rollout(model, env, task, tokenizer, temperature=temperature,
+                    seed=rng.randrange(2 ** 31), **kwargs) for task in tasks]
+
+
+class SolveRate(NamedTuple):
+    rate: float              # mean reward over all episodes (reward 1 = solved)
+    stderr: float            # standard error, with tasks as the unit of sampling
+    per_task: torch.Tensor   # [n_tasks] solve rate of each task over its samples
+
+
+def solve_rate(model, env, tasks, tokenizer, samples=1, temperature=1.0, seed=0):
+    """Solve rate of model on tasks, `samples` episodes per task.
+
+    The standard error is std(per-task rates) / sqrt(n_tasks): it treats the tasks as a
+    sample from a larger population, so it includes task-to-task spread, not only the
+    sampling noise of the episodes.
+    """
+    repeated = [task for task in tasks for _ in range(samples)]
+    episodes = collect_episodes(model, env, repeated, tokenizer, seed, temperature)
+    per_task = torch.tensor([e.reward for e in episodes]).view(len(tasks), samples).mean(-1)
+    stderr = per_task.std().item() / math.sqrt(len(tasks)) if len(tasks) > 1 else float('nan')
+    return SolveRate(per_task.mean().item(), stderr, per_task)
+
+# ---- saved in 06-policy-gradient.md ----
+def reinforce_step(model, optimizer, episodes, aggregation='seq-mean-token-sum', grad_clip=1.0):
+    """One REINFORCE update on a list of Trajectory, each weighted by its total reward.
+
+    Returns a dict with the loss, the gradient norm before clipping, the mean reward and
+    the number of policy tokens.
+    """
+    ids, action_mask, _, _ = collate_trajectories(episodes)                  # [B, T]
+    model.train()
+    logits, _ = model(ids)                                                   # [B, T, V]
+    logp, mask = token_logprobs(logits, ids, action_mask)                    # [B, T-1]
+    returns = torch.tensor([e.reward for e in episodes])                     # [B]
+    loss = reinforce_loss(logp, mask, returns, aggregation)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return {'loss': loss.item(), 'grad_norm': norm.item(),
+            'reward': returns.mean().item(), 'tokens': int(mask.sum())}
+
+# ---- saved in 07-advantages.md ----
+def rloo_advantages(rewards):
+    """REINFORCE leave-one-out advantages of groups of episodes.
+
+    rewards [B, G]: row b holds the rewards of G >= 2 episodes of the same task. Returns
+    [B, G]: each reward minus the mean of the other G-1 rewards of its row, which equals
+    G / (G-1) times (reward - row mean). A row of equal rewards gets zeros.
+    """
+    B, G = rewards.shape
+    if G < 2:
+        raise ValueError('rloo_advantages needs at least two episodes per group')
+    rewards = rewards.float()
+    others = (rewards.sum(-1, keepdim=True) - rewards) / (G - 1)            # [B, G]
+    return rewards - others
+
+
+def collect_groups(model, env, tasks, tokenizer, group_size, seed=0, temperature=1.0, **kwargs):
+    """Sample group_size episodes of each task -> list of len(tasks) lists of Trajectory.
+
+    The episodes are exactly those of collect_episodes on the task list with every task
+    repeated group_size times in a row (so the same seeds as
+    solve_rate(..., samples=group_size)): reproducible for a given (model, tasks, seed).
+    kwargs go to rollout (max_turns, top_p, max_action_tokens).
+    """
+    repeated = [task for task in tasks for _ in range(group_size)]
+    flat = collect_episodes(model, env, repeated, tokenizer, seed, temperature, **kwargs)
+    return [flat[i * group_size:(i + 1) * group_size] for i in range(len(tasks))]
+
+# ---- saved in 07-advantages.md ----
+def pg_step(model, optimizer, episodes, weights, aggregation='seq-mean-token-sum', grad_clip=1.0):
+    """One policy-gradient update with advantages in place of rewards.
+
+    episodes: a flat list of B Trajectory (flatten groups first); weights: [B] (one
+    advantage per episode, used for all its policy tokens) or [B, T-1] (one per token, on
+    the token_logprobs grid of collate_trajectories(episodes), e.g. from gae). Weights are
+    constants. model is a TinyAgent or a ValueHead (only the policy loss is applied; the
+    value head gets no gradient). Returns a dict with the keys of reinforce_step (loss,
+    grad_norm before clipping, reward = mean episode reward, tokens) and weight_mean,
+    weight_abs_mean (over policy tokens) and zero_weight (fraction of episodes whose
+    weights are all zero, which contribute nothing).
+    """
+    ids, action_mask, _, _ = collate_trajectories(episodes)                  # [B, T]
+    model.train()
+    logits = model(ids)[0]                                                   # [B, T, V]
+    logp, mask = token_logprobs(logits, ids, action_mask)                    # [B, T-1]
+    weights = torch.as_tensor(weights, dtype=logp.dtype).detach()
+    per_token = weights if weights.dim() == 2 else weights[:, None].expand_as(logp)
+    loss = reinforce_loss(logp, mask, weights, aggregation)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    on_policy = per_token[mask > 0]
+    silent = ((per_token * mask) == 0).all(-1).float().mean()
+    return {'loss': loss.item(), 'grad_norm': norm.item(),
+            'reward': sum(e.reward for e in episodes) / len(episodes), 'tokens': int(mask.sum()),
+            'weight_mean': on_policy.mean().item(), 'weight_abs_mean': on_policy.abs().mean().item(),
+            'zero_weight': silent.item()}
+
+# ---- saved in 07-advantages.md ----
+def gae(rewards, values, mask, gamma=1.0, lam=0.95):
+    """Generalised advantage estimation on the token_logprobs grid -> (advantages, returns).
+
+    rewards, values, mask: [B, T-1]. Position i is the choice of token i+1 (as in
+    token_logprobs); the time steps are the positions with mask 1 (policy tokens), in order,
+    and observation positions (mask 0) are skipped entirely: they are not steps, their
+    rewards and values are ignored, and discounting counts policy tokens only. Put each
+    reward on a policy position (for the gym: the episode's reward on its last policy
+    token). values[b, i] estimates the return from position i (e.g. ValueHead values[:, :-1]);
+    the value after the last policy token of a row is 0 (the episode is over). With
+    policy positions t_1 < ... < t_K of a row and V_{t_{K+1}} = 0:
+        delta_k = r_{t_k} + gamma * V_{t_{k+1}} - V_{t_k}
+        A_{t_k} = sum_{j >= k} (gamma * lam) ** (j - k) * delta_j,   returns = A + V.
+    lam=0 gives the one-step TD error, lam=1 the return-to-go minus the value. Both outputs
+    are constants (no gradient) and 0 where mask is 0.
+    """
+    rewards, values = rewards.detach().float(), values.detach().float()
+    keep = mask > 0
+    advantages = torch.zeros_like(values)                                    # [B, T-1]
+    running = torch.zeros(values.shape[0])                                   # [B] A of the next step
+    next_value = torch.zeros(values.shape[0])                                # [B] V of the next step
+    for i in reversed(range(values.shape[1])):
+        delta = rewards[:, i] + gamma * next_value - values[:, i]
+        step = delta + gamma * lam * running
+        running = torch.where(keep[:, i], step, running)
+        next_value = torch.where(keep[:, i], values[:, i], next_value)
+        advantages[:, i] = torch.where(keep[:, i], step, torch.zeros_like(step))
+    returns = torch.where(keep, advantages + values, torch.zeros_like(values))
+    return advantages, returns
+
+# ---- saved in 07-advantages.md ----
+from torch import nn
+
+
+class ValueHead(nn.Module):
+    """A policy with a value head: logits and values from one pass through the same trunk.
+
+    ValueHead(policy) keeps the TinyAgent as .policy (sample with it, as before) and adds
+    .value, a Linear(D, 1) on the final normed hidden states, initialised to zero, so every
+    value starts at 0. forward(ids [B, T]) -> (logits [B, T, V], values [B, T]); the logits
+    equal policy(ids)[0]. values[:, t] is computed from ids[:, :t+1]: it estimates the
+    expected return from the state in which ids[:, t+1] is chosen, so values[:, :-1] lies on
+    the token_logprobs grid. A value loss also trains the shared trunk unless the caller
+    optimises only .value.
+    """
+
+    def __init__(self, policy):
+        super().__init__()
+        self.policy = policy
+        self.value = nn.Linear(policy.embed.embedding_dim, 1)
+        nn.init.zeros_(self.value.weight)
+        nn.init.zeros_(self.value.bias)
+
+    def forward(self, ids):
+        p = self.policy
+        pos = torch.arange(ids.shape[1])                                     # [T]
+        rope = rotary_angles(pos, p.head_dim)
+        x = p.embed(ids)                                                     # [B, T, D]
+        for block in p.blocks:
+            x, _ = block(x, pos, rope)
+        h = p.norm(x)                                                        # [B, T, D]
+        return p.head(h), self.value(h).squeeze(-1)                          # [B, T, V], [B, T]
+
+# ---- saved in 10-kl-and-entropy.md ----
+import torch
+
+
+def entropy(logits, mask=None):
+    """Per-token entropy [B, T-1] of the next-token distributions, on the token_logprobs grid.
+
+    logits [B, T, V] from one forward pass over ids [B, T]; entry [:, i] is the entropy (in
+    nats) of softmax(logits[:, i]), the distribution that predicts ids[:, i+1]. mask [B, T-1]
+    (as returned by token_logprobs): entries where it is 0 are set to 0. Computed from
+    log_softmax in float32 with 0 * log 0 = 0, so huge or -inf logits give no NaN, in the
+    value or in the gradient (an entropy bonus differentiates it).
+    """
+    logq = torch.log_softmax(logits[:, :-1].float(), dim=-1)                 # [B, T-1, V]
+    q = logq.exp()
+    h = -(q * logq.masked_fill(q == 0, 0.0)).sum(-1)                         # [B, T-1]
+    if mask is not None:
+        h = torch.where(mask > 0, h, torch.zeros_like(h))
+    return h
+
+
+def token_kl(logits, logits_ref, mask=None):
+    """Exact per-token KL(pi || pi_ref) [B, T-1] between two models' next-token distributions.
+
+    logits and logits_ref [B, T, V] come from the two models on the same ids; entry [:, i]
+    is the full-vocabulary sum over softmax(logits[:, i]) (the grid of token_logprobs).
+    Entries where mask [B, T-1] is 0 are set to 0. Differentiable in logits.
+    """
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)                 # [B, T-1, V]
+    logr = torch.log_softmax(logits_ref[:, :-1].float(), dim=-1)             # [B, T-1, V]
+    p = logp.exp()
+    kl = (p * (logp - logr).masked_fill(p == 0, 0.0)).sum(-1)                # [B, T-1]
+    if mask is not None:
+        kl = torch.where(mask > 0, kl, torch.zeros_like(kl))
+    return kl
+
+# ---- saved in 10-kl-and-entropy.md ----
+KL_ESTIMATORS = ('k1', 'k2', 'k3')
+
+
+def kl_penalty(logp, logp_ref, mask, estimator='k3'):
+    """Mean over masked tokens of a per-token estimate of KL(pi || pi_ref) -> scalar.
+
+    logp [B, T-1]: log pi of tokens sampled from pi (may carry a gradient); logp_ref
+    [B, T-1]: log pi_ref of the same tokens (treated as a constant); mask [B, T-1]: 1 at
+    policy tokens. estimator: 'k1', 'k2' or 'k3' of Appendix A's kl_estimators. As a value,
+    k1 and k3 are unbiased for KL(pi || pi_ref) and k2 is biased. As a loss term their
+    expected gradients per token differ (Chapter 10): k1 gives 0, k2 the gradient of
+    KL(pi || pi_ref), k3 the gradient of KL(pi_ref || pi).
+    """
+    if estimator not in KL_ESTIMATORS:
+        raise ValueError(f'unknown estimator {estimator!r}; choose one of {KL_ESTIMATORS}')
+    k = kl_estimators(logp, logp_ref.detach())[KL_ESTIMATORS.index(estimator)]  # [B, T-1]
+    keep = mask > 0
+    return torch.where(keep, k, torch.zeros_like(k)).sum() / keep.sum().clamp_min(1)
+
+# ---- saved in 10-kl-and-entropy.md ----
+def regularised_pg_step(model, ref_model, optimizer, episodes, kl_coef=0.0, kl_mode='reward',
+                        estimator='k2', entropy_coef=0.0, baseline=True, grad_clip=1.0):
+    """One policy-gradient update with a KL penalty to ref_model and an entropy bonus.
+
+    Each episode's reward minus (if baseline) the mean reward of the other episodes of the
+    batch (leave-one-out) weights its policy tokens, as in seq-mean-token-sum. The penalty:
+      kl_mode='reward': -kl_coef * k1 at every policy token joins the reward, and each token
+        is weighted by its reward-to-go (the penalties from its position on, plus the
+        advantage); the estimator argument is ignored;
+      kl_mode='loss': kl_coef * (sum of the estimator over an episode's policy tokens) is
+        added to the loss, averaged over episodes.
+    entropy_coef > 0 subtracts entropy_coef * (sum of per-token entropies of an episode)
+    averaged over episodes. Returns floats: loss, grad_norm, reward, tokens, and, for the
+    sampling policy on its own batch, per policy token: entropy, kl (exact full-vocabulary
+    KL to ref_model), k1 and k3 (their sample estimates).
+    """
+    ids, action_mask, _, _ = collate_trajectories(episodes)                  # [B, T]
+    B = len(episodes)
+    rewards = torch.tensor([e.reward for e in episodes])                     # [B]
+    with torch.no_grad():
+        logits_ref, _ = ref_model(ids)                                       # [B, T, V]
+    model.train()
+    logits, _ = model(ids)                                                   # [B, T, V]
+    logp, mask = token_logprobs(logits, ids, action_mask)                    # [B, T-1]
+    logp_ref, _ = token_logprobs(logits_ref, ids, action_mask)               # [B, T-1]
+    adv = rewards - (rewards.sum() - rewards) / (B - 1) if baseline and B > 1 else rewards
+    returns = adv[:, None].expand_as(logp)                                   # [B, T-1]
+    if kl_mode == 'reward':
+        k1 = torch.where(mask > 0, logp.detach() - logp_ref, torch.zeros_like(logp))
+        returns = returns - kl_coef * k1.flip(-1).cumsum(-1).flip(-1)        # reward-to-go
+        loss = reinforce_loss(logp, mask, returns)
+    elif kl_mode == 'loss':
+        loss = reinforce_loss(logp, mask, returns)
+        loss = loss + kl_coef * kl_penalty(logp, logp_ref, mask, estimator) * mask.sum() / B
+    else:
+        raise ValueError(f"kl_mode must be 'reward' or 'loss', not {kl_mode!r}")
+    ent = entropy(logits, mask)                                              # [B, T-1]
+    if entropy_coef:
+        loss = loss - entropy_coef * ent.sum() / B
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    n = mask.sum().clamp_min(1)
+    k1_, _, k3_ = kl_estimators(logp.detach(), logp_ref)
+    return {'loss': loss.item(), 'grad_norm': norm.item(), 'reward': rewards.mean().item(),
+            'tokens': int(mask.sum()), 'entropy': (ent.detach().sum() / n).item(),
+            'kl': (token_kl(logits.detach(), logits_ref, mask).sum() / n).item(),
+            'k1': ((k1_ * mask).sum() / n).item(), 'k3': ((k3_ * mask).sum() / n).item()}
