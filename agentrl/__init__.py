@@ -1603,6 +1603,248 @@ class ValueHead(nn.Module):
         h = p.norm(x)                                                        # [B, T, D]
         return p.head(h), self.value(h).squeeze(-1)                          # [B, T, V], [B, T]
 
+# ---- saved in 08-ppo.md ----
+import torch
+
+
+def ppo_loss(logp, logp_old, advantages, mask, clip_eps=0.2, aggregation='token-mean'):
+    """PPO's clipped surrogate loss -> (loss, stats).
+
+    logp [B, T-1]: log-probabilities of the sampled tokens under the policy being trained
+    (with gradient); logp_old [B, T-1]: the same under the policy that sampled the batch
+    (constants); advantages: [B] (one per episode) or [B, T-1] (one per token), constants;
+    mask [B, T-1]: 1 on policy tokens. Per token, with ratio = exp(logp - logp_old),
+        objective = min(ratio * A, clip(ratio, 1 - clip_eps, 1 + clip_eps) * A)
+    and the loss is minus its aggregation over policy tokens (the names of AGGREGATIONS;
+    default 'token-mean'). stats (floats, over policy tokens):
+      clip_fraction  share of tokens where the clipped term is the smaller one, i.e. the
+                     token's gradient is zero (A > 0 and ratio > 1 + eps, or A < 0 and
+                     ratio < 1 - eps);
+      approx_kl      mean k3 estimate of KL(old || new) from the sampled tokens;
+      ratio_mean     mean ratio.
+    """
+    adv = advantages.detach().to(logp.dtype)
+    if adv.dim() == 1:
+        adv = adv[:, None].expand_as(logp)                                    # [B, T-1]
+    keep = mask > 0
+    log_ratio = torch.where(keep, logp - logp_old.detach(), torch.zeros_like(logp))
+    ratio = log_ratio.exp()                                                   # [B, T-1]
+    unclipped = ratio * adv
+    clipped = ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv
+    objective = torch.minimum(unclipped, clipped)                             # [B, T-1]
+    # Chapter 6's aggregation, applied to the per-token objective (unit weights)
+    loss = reinforce_loss(objective, mask, torch.ones_like(objective), aggregation)
+    with torch.no_grad():
+        n = keep.sum().clamp_min(1)
+        active = keep & (clipped < unclipped)                                 # zero gradient
+        k3 = kl_estimators(logp_old.detach(), logp.detach())[2]
+        stats = {'clip_fraction': (active.sum() / n).item(),
+                 'approx_kl': (torch.where(keep, k3, torch.zeros_like(k3)).sum() / n).item(),
+                 'ratio_mean': (torch.where(keep, ratio, torch.zeros_like(ratio)).sum() / n).item()}
+    return loss, stats
+
+# ---- saved in 08-ppo.md ----
+def value_loss(values, returns, mask, values_old=None, clip_eps=None):
+    """Squared-error loss of a value head -> scalar: 0.5 * mean over policy tokens of
+    (values - returns)^2.
+
+    values [B, T-1] (with gradient), returns [B, T-1] (targets, constants), mask [B, T-1].
+    With values_old (the values when the batch was collected) and clip_eps, the clipped
+    variant of PPO implementations: v_clip = values_old + clamp(values - values_old,
+    -clip_eps, clip_eps), and each token's loss is the larger of (values - returns)^2 and
+    (v_clip - returns)^2.
+    """
+    target = returns.detach()
+    err = (values - target) ** 2                                              # [B, T-1]
+    if values_old is not None and clip_eps is not None:
+        old = values_old.detach()
+        v_clip = old + (values - old).clamp(-clip_eps, clip_eps)
+        err = torch.maximum(err, (v_clip - target) ** 2)
+    keep = mask > 0
+    return 0.5 * torch.where(keep, err, torch.zeros_like(err)).sum() / keep.sum().clamp_min(1)
+
+# ---- saved in 08-ppo.md ----
+def ppo_update(model, optimizer, episodes, epochs=2, minibatches=2, clip_eps=0.2, vf_coef=0.5,
+               gamma=1.0, lam=0.95, grad_clip=1.0):
+    """One PPO update of a ValueHead on a batch of Trajectory -> stats dict.
+
+    Once, before any step and without gradient: logp_old and values_old (values[:, :-1],
+    on the token_logprobs grid) from one forward pass, each episode's reward on its last
+    policy token, and gae(..., gamma, lam) -> advantages and value targets (returns). Then
+    `epochs` passes over the batch, each shuffled (torch's global generator) into
+    `minibatches` minibatches of episodes, one optimiser step per minibatch on
+        ppo_loss(logp, logp_old, advantages, mask, clip_eps)       (token-mean)
+        + vf_coef * value_loss(values, returns, mask)              (no value clipping)
+    with the gradient norm clipped to grad_clip. Returns the mean over the steps of
+    policy_loss, value_loss, clip_fraction, approx_kl, ratio_mean and grad_norm (each
+    measured before its step), plus reward (mean episode reward), tokens (policy tokens),
+    value_mean and advantage_mean (over policy tokens, from the values before the update)
+    and steps.
+    """
+    ids, action_mask, _, _ = collate_trajectories(episodes)                  # [B, T]
+    B = ids.shape[0]
+    with torch.no_grad():
+        logits, values = model(ids)                                          # [B, T, V], [B, T]
+        logp_old, mask = token_logprobs(logits, ids, action_mask)           # [B, T-1]
+        values_old = values[:, :-1]                                          # [B, T-1]
+        rewards = torch.zeros_like(logp_old)                                 # [B, T-1]
+        for b, episode in enumerate(episodes):
+            last = mask[b].nonzero()[-1, 0]                                  # last policy token
+            rewards[b, last] = episode.reward
+        advantages, returns = gae(rewards, values_old, mask, gamma, lam)     # [B, T-1]
+    model.train()
+    history = []
+    for _ in range(epochs):
+        for idx in torch.randperm(B).tensor_split(minibatches):
+            logits, values = model(ids[idx])
+            logp, m = token_logprobs(logits, ids[idx], action_mask[idx])
+            pi_loss, stats = ppo_loss(logp, logp_old[idx], advantages[idx], m, clip_eps)
+            v_loss = value_loss(values[:, :-1], returns[idx], m)
+            optimizer.zero_grad()
+            (pi_loss + vf_coef * v_loss).backward()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            optimizer.step()
+            history.append({'policy_loss': pi_loss.item(), 'value_loss': v_loss.item(),
+                            'grad_norm': norm.item(), **stats})
+    model.eval()
+    out = {k: sum(h[k] for h in history) / len(history) for k in history[0]}
+    keep = mask > 0
+    out.update(reward=sum(e.reward for e in episodes) / B, tokens=int(keep.sum()),
+               value_mean=values_old[keep].mean().item(),
+               advantage_mean=advantages[keep].mean().item(), steps=len(history))
+    return out
+
+# ---- saved in 09-grpo-family.md ----
+import torch
+
+GRPO_VARIANTS = ('grpo', 'dr_grpo', 'dapo', 'gspo')
+
+
+def group_advantages(rewards, scale='std', eps=1e-6):
+    """Group-relative advantages: rewards [B, G] (G episodes of the same task per row) -> [B, G].
+
+    scale='std': (r - mean of the row) / (std of the row + eps), as in GRPO; the std is the
+    sample standard deviation (divisor G - 1, torch's default, as TRL and verl compute it).
+    scale=None: r - mean of the row, as in Dr. GRPO. A row whose rewards are all equal gets
+    advantages of exactly 0 (never NaN). Needs G >= 2.
+    """
+    rewards = rewards.float()
+    if rewards.dim() != 2 or rewards.shape[1] < 2:
+        raise ValueError(f'rewards must be [B, G] with G >= 2, got {tuple(rewards.shape)}')
+    centred = rewards - rewards.mean(-1, keepdim=True)                        # [B, G]
+    if scale is None:
+        return centred
+    if scale == 'std':
+        return centred / (rewards.std(-1, keepdim=True) + eps)
+    raise ValueError(f"unknown scale {scale!r}; choose 'std' or None")
+
+# ---- saved in 09-grpo-family.md ----
+def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, clip_eps_high=None):
+    """Clipped policy-gradient loss of the GRPO family -> (loss, stats).
+
+    logp [B, T-1]: log-probabilities of the sampled tokens under the policy being trained
+    (with gradient); logp_old [B, T-1]: the same under the policy that sampled them (no
+    gradient); advantages [B]: one per sequence, e.g. group_advantages(...).flatten();
+    mask [B, T-1]: 1 on policy tokens. Token ratio r = exp(logp - logp_old), clipped to
+    [1 - clip_eps, 1 + clip_eps_high] and combined as min(r A, clip(r) A). Variants:
+      'grpo'    token terms, mean over each sequence's tokens, then mean over sequences;
+      'dr_grpo' token terms summed over each sequence and divided by a constant, the width
+                T-1 of the batch (the longest sequence it can hold), then mean over sequences;
+      'dapo'    token terms summed over the batch / number of policy tokens (token-level
+                loss); clip-higher: clip_eps_high defaults to 0.28 instead of clip_eps;
+      'gspo'    one ratio per sequence, s = exp(mean of its token log-ratios), clipped per
+                sequence: mean over sequences of min(s A, clip(s) A). Its paper clips to
+                [1 - 3e-4, 1 + 4e-4], not 0.2: pass clip_eps and clip_eps_high.
+    clip_eps_high=None means clip_eps (0.28 for 'dapo'). stats (floats): clip_fraction (the
+    fraction of policy tokens, or of sequences for 'gspo', whose term is clipped, i.e. gets
+    no gradient), approx_kl (mean k3 estimate of KL(old || new) over policy tokens),
+    ratio_mean (mean ratio over policy tokens, or over sequences for 'gspo').
+    """
+    if variant not in GRPO_VARIANTS:
+        raise ValueError(f'unknown variant {variant!r}; choose one of {GRPO_VARIANTS}')
+    if clip_eps_high is None:
+        clip_eps_high = 0.28 if variant == 'dapo' else clip_eps
+    keep = mask > 0                                                           # [B, T-1]
+    zero = torch.zeros_like(logp)
+    log_ratio = torch.where(keep, logp - logp_old.detach(), zero)            # [B, T-1]
+    adv = advantages.detach().to(logp.dtype)                                  # [B]
+    n_tokens = keep.sum(-1)                                                   # [B]
+    with torch.no_grad():
+        k3 = kl_estimators(logp_old.detach(), logp.detach())[2]               # [B, T-1]
+        approx_kl = torch.where(keep, k3, zero).sum() / keep.sum().clamp_min(1)
+    if variant == 'gspo':
+        seq_log_ratio = log_ratio.sum(-1) / n_tokens.clamp_min(1)              # [B]
+        ratio = seq_log_ratio.exp()                                           # [B]
+        unclipped = ratio * adv
+        clipped = ratio.clamp(1 - clip_eps, 1 + clip_eps_high) * adv
+        per_seq = torch.where(n_tokens > 0, torch.minimum(unclipped, clipped), zero[:, 0])
+        loss = -per_seq.mean()
+        clip_fraction = (clipped < unclipped).float().mean()
+        ratio_mean = ratio.mean()
+    else:
+        ratio = log_ratio.exp()                                               # [B, T-1]
+        unclipped = ratio * adv[:, None]
+        clipped = ratio.clamp(1 - clip_eps, 1 + clip_eps_high) * adv[:, None]
+        terms = torch.where(keep, torch.minimum(unclipped, clipped), zero)    # [B, T-1]
+        if variant == 'grpo':
+            loss = -(terms.sum(-1) / n_tokens.clamp_min(1)).mean()
+        elif variant == 'dr_grpo':
+            loss = -(terms.sum(-1) / logp.shape[-1]).mean()
+        else:                                                                 # 'dapo'
+            loss = -terms.sum() / keep.sum().clamp_min(1)
+        clip_fraction = ((clipped < unclipped) & keep).sum() / keep.sum().clamp_min(1)
+        ratio_mean = (ratio * keep).sum() / keep.sum().clamp_min(1)
+    return loss, {'clip_fraction': clip_fraction.item(), 'approx_kl': approx_kl.item(),
+                  'ratio_mean': ratio_mean.item()}
+
+# ---- saved in 09-grpo-family.md ----
+def grpo_step(model, optimizer, groups, variant='grpo', epochs=1, scale='auto', clip_eps=0.2,
+              clip_eps_high=None, grad_clip=1.0, filter_groups=False):
+    """One GRPO-family update on groups of episodes -> stats dict.
+
+    groups: list of B lists of G Trajectory, the G episodes of one task per list (as from
+    collect_groups). Advantages come from group_advantages over each group's rewards, with
+    scale 'std', or None for variant 'dr_grpo' (scale='auto'); pass scale to override.
+    logp_old is recomputed by the model before the first step (no gradient), so the first
+    epoch starts at ratio 1; each of the `epochs` passes takes one optimiser step on the
+    whole batch with grpo_loss. filter_groups=True drops groups whose rewards are all equal
+    before the loss (DAPO's filter; DAPO also samples more groups to refill the batch, which
+    is the caller's job); if no group is left, nothing is updated.
+    Returns the mean over epochs of loss, grad_norm and grpo_loss's stats, plus reward (mean
+    over all episodes), tokens (policy tokens in the loss), groups, constant_groups (groups
+    whose rewards are all equal: zero advantage) and updates (optimiser steps taken).
+    """
+    rewards = torch.tensor([[e.reward for e in g] for g in groups], dtype=torch.float)  # [B, G]
+    constant = (rewards == rewards[:, :1]).all(-1)                                 # [B]
+    out = {'reward': rewards.mean().item(), 'groups': len(groups),
+           'constant_groups': int(constant.sum()), 'updates': 0}
+    keep = [b for b in range(len(groups)) if not (filter_groups and constant[b])]
+    if not keep:
+        return dict(out, loss=0.0, grad_norm=0.0, clip_fraction=0.0, approx_kl=0.0,
+                    ratio_mean=1.0, tokens=0)
+    if scale == 'auto':
+        scale = None if variant == 'dr_grpo' else 'std'
+    advantages = group_advantages(rewards[keep], scale).flatten()                  # [B*G]
+    episodes = [e for b in keep for e in groups[b]]
+    ids, action_mask, _, _ = collate_trajectories(episodes)                        # [B*G, T]
+    with torch.no_grad():
+        logp_old, mask = token_logprobs(model(ids)[0], ids, action_mask)           # [B*G, T-1]
+    history = []
+    model.train()
+    for _ in range(epochs):
+        logp, _ = token_logprobs(model(ids)[0], ids, action_mask)                  # [B*G, T-1]
+        loss, stats = grpo_loss(logp, logp_old, advantages, mask, variant, clip_eps,
+                                clip_eps_high)
+        optimizer.zero_grad()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        history.append(dict(stats, loss=loss.item(), grad_norm=norm.item()))
+    model.eval()
+    for key in history[0]:
+        out[key] = sum(h[key] for h in history) / len(history)
+    return dict(out, tokens=int(mask.sum()), updates=epochs)
+
 # ---- saved in 10-kl-and-entropy.md ----
 import torch
 
