@@ -360,3 +360,17 @@ def test_ppo_lab_claims_of_the_chapter():
     assert collapsed["mean_reward_last"] == 0.0 and collapsed["value_mean_last"] < 0.01
     for run in reinforce["runs"]:                                          # the comparison
         assert run["after"]["rl_t1"]["rate"] > before["rl_t1"]["rate"]
+
+
+def test_detached_value_ablation_supports_the_chapter_claims():
+    """Section 8.6: keeping the value loss out of the trunk did not prevent the damage."""
+    ablation, ppo = load_lab("ppo_detached_value_seeds"), load_lab("ppo_seeds")
+    assert ablation["before"] == ppo["before"]
+    assert ablation["recipe"]["steps"] * ablation["recipe"]["episodes_per_step"] == 800
+    assert [run["seed"] for run in ablation["runs"]] == [0, 1, 2]
+    t1 = [run["paired_diff"]["rl_t1"] for run in ablation["runs"]]
+    greedy = [run["paired_diff"]["rl_greedy"] for run in ablation["runs"]]
+    assert all(d["mean"] < 0 for d in t1)
+    assert sum(-d["mean"] > 2 * d["stderr"] for d in t1) == 2
+    assert all(-d["mean"] > 2.8 * d["stderr"] for d in greedy)
+    assert all(run["after"]["heldout_t1"]["rate"] == 0.0 for run in ablation["runs"])
