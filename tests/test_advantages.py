@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import copy
 import itertools
-import json
 import math
-import pathlib
 
 import pytest
 import torch
 
 import agentrl as arl
+from lab_results import load_lab
 
-RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
 
 
 # ---- rloo_advantages -----------------------------------------------------------------------
@@ -272,13 +270,6 @@ def test_collect_groups_matches_collect_episodes():
 
 
 # ---- the RLOO lab --------------------------------------------------------------------------
-
-def load_lab(name):
-    path = RESULTS / f"{name}.json"
-    if not path.exists():
-        pytest.skip(f"{path.name} not present (lab not run yet)")
-    return json.loads(path.read_text())
-
 
 def test_rloo_lab_schema_and_budget():
     lab = load_lab("rloo_seeds")

@@ -9,16 +9,14 @@ under ``book/labs/results`` and skip when a file is absent (a lab that has not b
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import pathlib
 
 import pytest
 import torch
 
 import agentrl as arl
+from lab_results import RESULTS, load_lab
 
-RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
 
 
 # ---- group_advantages ----------------------------------------------------------------------
@@ -377,15 +375,8 @@ def test_recomputed_logp_old_matches_the_sampler():
 
 # ---- the lab's results --------------------------------------------------------------------
 
-def _load(name):
-    path = RESULTS / name
-    if not path.exists():
-        pytest.skip(f"{path} not present (run the lab)")
-    return json.loads(path.read_text())
-
-
 def test_grpo_lab_schema_and_budget():
-    rec = _load("grpo_seeds.json")
+    rec = load_lab("grpo_seeds")
     for key in ("lab", "recipe", "rl_tasks", "eval", "before", "runs"):
         assert key in rec
     recipe = rec["recipe"]
@@ -402,7 +393,7 @@ def test_grpo_lab_schema_and_budget():
 
 
 def test_labs_share_the_evaluation():
-    grpo, reinforce = _load("grpo_seeds.json"), _load("reinforce_seeds.json")
+    grpo, reinforce = load_lab("grpo_seeds"), load_lab("reinforce_seeds")
     assert grpo["rl_tasks"]["ids"] == reinforce["rl_tasks"]["ids"]
     for name in ("rl_t1", "rl_greedy", "heldout_t1"):
         assert grpo["before"][name]["per_task"] == reinforce["before"][name]["per_task"]
@@ -411,7 +402,7 @@ def test_labs_share_the_evaluation():
 def test_grpo_lab_claims_of_the_chapter():
     """Section 9.7's reading of the labs: GRPO (like RLOO) left rl_t1 where it was, lowered the
     greedy rate on every seed, and had 55-68% constant groups; REINFORCE improved rl_t1."""
-    grpo = _load("grpo_seeds.json")
+    grpo = load_lab("grpo_seeds")
     for run in grpo["runs"]:
         d = run["paired_diff"]
         assert abs(d["rl_t1"]["mean"]) <= 1.6 * d["rl_t1"]["stderr"]
@@ -421,13 +412,13 @@ def test_grpo_lab_claims_of_the_chapter():
         assert run["after"]["heldout_t1"]["rate"] == 0.0
     mean_paired = sum(r["paired_diff"]["rl_t1"]["mean"] for r in grpo["runs"]) / 3
     assert abs(mean_paired) < 0.02
-    reinforce = _load("reinforce_seeds.json")
+    reinforce = load_lab("reinforce_seeds")
     assert all(r["paired_diff"]["rl_t1"]["mean"] > 3 * r["paired_diff"]["rl_t1"]["stderr"]
                for r in reinforce["runs"])
 
 
 def test_rloo_lab_claims_of_the_chapter():
-    rloo = _load("rloo_seeds.json")
+    rloo = load_lab("rloo_seeds")
     for run in rloo["runs"]:
         d = run["paired_diff"]
         assert -0.0165 <= d["rl_t1"]["mean"] <= 0.0055          # "-0.016 and +0.005"
@@ -436,5 +427,5 @@ def test_rloo_lab_claims_of_the_chapter():
 
 
 def test_ppo_lab_claim_of_the_chapter():
-    ppo = _load("ppo_seeds.json")
+    ppo = load_lab("ppo_seeds")
     assert all(r["paired_diff"]["rl_t1"]["mean"] < 0 for r in ppo["runs"])   # "lost ground on every seed"

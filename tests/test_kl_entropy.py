@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import agentrl as arl
+from lab_results import load_lab
 
 
 # ---- entropy -------------------------------------------------------------------------------
@@ -279,15 +280,9 @@ def test_regularised_step_stats(small_batch):
 
 # ---- the lab's committed results (skipped until book/labs/kl_seeds.py has run) --------------
 
-LAB = __import__('pathlib').Path(__file__).resolve().parent.parent / 'book' / 'labs' / 'results' / 'kl_seeds.json'
-
-
 @pytest.fixture(scope='module')
 def lab():
-    if not LAB.exists():
-        pytest.skip('kl_seeds.json not produced yet')
-    import json
-    return json.loads(LAB.read_text())
+    return load_lab('kl_seeds')
 
 
 def window(curve, start):

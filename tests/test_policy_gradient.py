@@ -9,16 +9,14 @@ skip when a file is absent (a lab that has not been run yet).
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import pathlib
 
 import pytest
 import torch
 
 import agentrl as arl
+from lab_results import RESULTS, load_lab
 
-RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
 
 
 # ---- reinforce_loss against explicit loops --------------------------------------------------
@@ -187,15 +185,8 @@ def test_collect_episodes_and_solve_rate_are_reproducible():
 
 # ---- the labs' results ----------------------------------------------------------------------
 
-def _load(name):
-    path = RESULTS / name
-    if not path.exists():
-        pytest.skip(f"{path} not present (run the lab)")
-    return json.loads(path.read_text())
-
-
 def test_warm_start_results_have_expected_keys():
-    rec = _load("warm_start.json")
+    rec = load_lab("warm_start")
     for key in ("lab", "torch_version", "model_config", "parameters", "seed", "eval_seed",
                 "steps", "batch_size", "lr", "metrics"):
         assert key in rec, key
@@ -210,7 +201,7 @@ def test_warm_start_results_have_expected_keys():
 
 
 def test_reinforce_seeds_results_have_expected_keys():
-    rec = _load("reinforce_seeds.json")
+    rec = load_lab("reinforce_seeds")
     for key in ("lab", "torch_version", "warm_start", "recipe", "eval", "before", "runs"):
         assert key in rec, key
     assert len(rec["runs"]) >= 2
@@ -225,7 +216,7 @@ def test_reinforce_seeds_results_have_expected_keys():
 
 def test_reinforce_seeds_support_the_chapter_claims():
     """Section 6.7's Evidence callout: what the three seeds do and do not show."""
-    rec = _load("reinforce_seeds.json")
+    rec = load_lab("reinforce_seeds")
     assert [run["seed"] for run in rec["runs"]] == [0, 1, 2]
     for run in rec["runs"]:
         gain = run["paired_diff"]["rl_t1"]

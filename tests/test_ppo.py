@@ -10,16 +10,14 @@ and skip when a file is absent (a lab that has not been run yet).
 
 from __future__ import annotations
 
-import json
 import math
-import pathlib
 
 import pytest
 import torch
 
 import agentrl as arl
+from lab_results import load_lab
 
-RESULTS = pathlib.Path(__file__).resolve().parent.parent / "book" / "labs" / "results"
 
 
 # ---- ppo_loss against explicit loops -------------------------------------------------------
@@ -310,13 +308,6 @@ def test_ppo_update_without_reward_and_zero_values_changes_nothing():
 
 
 # ---- the lab -------------------------------------------------------------------------------
-
-def load_lab(name):
-    path = RESULTS / f"{name}.json"
-    if not path.exists():
-        pytest.skip(f"{path.name} not present (lab not run yet)")
-    return json.loads(path.read_text())
-
 
 def test_ppo_lab_schema_and_budget():
     lab = load_lab("ppo_seeds")

@@ -28,7 +28,6 @@ Seeded and single-threaded: a rerun gives the same numbers. It took about 30 min
 evaluation), less on an idle one.
 """
 
-import json
 import sys
 import pathlib
 
@@ -45,7 +44,6 @@ TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
 VARIANT = 'grpo'
 EPOCHS = 1
 CLIP_EPS = 0.2
-HISTORIES = {}                                   # seed -> per-update stats, for the extra fields
 
 
 def train(model, env, rl_tasks, tok, seed):
@@ -57,7 +55,6 @@ def train(model, env, rl_tasks, tok, seed):
         groups = arl.collect_groups(model, env, tasks, tok, GROUP_SIZE, seed=sample_seed)
         history.append(arl.grpo_step(model, opt, groups, variant=VARIANT, epochs=EPOCHS,
                                      clip_eps=CLIP_EPS, grad_clip=sc.GRAD_CLIP))
-    HISTORIES[seed] = history
     return history
 
 
@@ -65,17 +62,14 @@ def main():
     recipe = {'method': 'GRPO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
               'variant': VARIANT, 'epochs': EPOCHS, 'clip_eps': CLIP_EPS,
               'advantages': 'group_advantages(scale="std"): (r - mean) / (std + 1e-6) per group'}
-    sc.run_lab(NAME, train, recipe)
-    path = sc.RESULTS / f'{NAME}.json'
-    record = json.loads(path.read_text())
-    for run in record['runs']:
-        history = HISTORIES[run['seed']]
-        run['groups'] = sum(h['groups'] for h in history)
-        run['constant_groups'] = sum(h['constant_groups'] for h in history)
-        run['grad_norm_mean'] = sum(h['grad_norm'] for h in history) / len(history)
-    path.write_text(json.dumps(record, indent=1) + '\n')
-    print('added constant_groups to', path)
+    sc.run_lab(NAME, train, recipe, summarise)
 
+
+def summarise(history):
+    """Per run: groups, constant groups and the mean gradient norm."""
+    return {'groups': sum(h['groups'] for h in history),
+            'constant_groups': sum(h['constant_groups'] for h in history),
+            'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
 if __name__ == '__main__':
     main()

@@ -63,14 +63,8 @@ def train(model, reference, env, rl_tasks, tok, seed, kl_coef):
 
 
 def main():
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
     start = time.time()
-    tok = arl.CharTokenizer()
-    tasks = arl.make_tasks(seed=0)
-    splits = {s: [t for t in tasks if t.split == s] for s in ('train', 'heldout')}
-    splits['rl'] = splits['train'][:sc.N_RL_TASKS]
-    env = arl.BugFixEnv(cache={})
+    tok, splits, env = sc.gym()
     reference = sc.load_warm_start()
     for p in reference.parameters():
         p.requires_grad_(False)

@@ -23,7 +23,6 @@ Seeded and single-threaded: a rerun gives the same numbers. About 15 minutes on 
 machine, longer when the cores are shared.
 """
 
-import json
 import pathlib
 import sys
 
@@ -31,12 +30,11 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import seeds_common as sc  # noqa: E402
-from ppo_seeds import CLIP_EPS, DIAGNOSTICS, EPOCHS, GAMMA, LAM, MINIBATCHES, VF_COEF  # noqa: E402
+from ppo_seeds import CLIP_EPS, EPOCHS, GAMMA, LAM, MINIBATCHES, VF_COEF, summarise  # noqa: E402
 
 import agentrl as arl  # noqa: E402
 
 NAME = 'ppo_detached_value_seeds'
-HISTORIES = {}
 
 
 class DetachedValueHead(arl.ValueHead):
@@ -65,7 +63,6 @@ def train(model, env, rl_tasks, tok, seed):
                                       minibatches=MINIBATCHES, clip_eps=CLIP_EPS,
                                       vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
                                       grad_clip=sc.GRAD_CLIP))
-    HISTORIES[seed] = history
     return history
 
 
@@ -76,20 +73,7 @@ def main():
               'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
               'aggregation': 'token-mean', 'value_clipping': False,
               'advantages': 'gae(gamma, lam) with the value head, not normalised'}
-    sc.run_lab(NAME, train, recipe)
-    path = sc.RESULTS / f'{NAME}.json'
-    record = json.loads(path.read_text())
-    for run in record['runs']:
-        history = HISTORIES[run['seed']]
-        quarter = max(1, len(history) // 4)
-        run['diagnostics_mean'] = {k: sum(h[k] for h in history) / len(history)
-                                   for k in DIAGNOSTICS}
-        run['value_mean_first'] = sum(h['value_mean'] for h in history[:quarter]) / quarter
-        run['value_mean_last'] = sum(h['value_mean'] for h in history[-quarter:]) / quarter
-        run['approx_kl_max'] = max(h['approx_kl'] for h in history)
-        run['clip_fraction_max'] = max(h['clip_fraction'] for h in history)
-    path.write_text(json.dumps(record, indent=1) + '\n')
-    print('added PPO diagnostics to', path)
+    sc.run_lab(NAME, train, recipe, summarise)
 
 
 if __name__ == '__main__':

@@ -33,7 +33,6 @@ idle 2-core machine (each update samples 8 episodes and takes 4 optimiser steps)
 the cores are shared.
 """
 
-import json
 import pathlib
 import sys
 
@@ -52,7 +51,6 @@ VF_COEF = 0.5
 GAMMA = 1.0
 LAM = 0.95
 DIAGNOSTICS = ('clip_fraction', 'approx_kl', 'ratio_mean', 'value_loss', 'grad_norm')
-HISTORIES = {}                                   # seed -> per-update stats, for the extra fields
 
 
 def train(model, env, rl_tasks, tok, seed):
@@ -68,7 +66,6 @@ def train(model, env, rl_tasks, tok, seed):
                                       minibatches=MINIBATCHES, clip_eps=CLIP_EPS,
                                       vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
                                       grad_clip=sc.GRAD_CLIP))
-    HISTORIES[seed] = history
     return history
 
 
@@ -78,21 +75,18 @@ def main():
               'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
               'aggregation': 'token-mean', 'value_clipping': False,
               'advantages': 'gae(gamma, lam) with the value head, not normalised'}
-    sc.run_lab(NAME, train, recipe)
-    path = sc.RESULTS / f'{NAME}.json'
-    record = json.loads(path.read_text())
-    for run in record['runs']:
-        history = HISTORIES[run['seed']]
-        quarter = max(1, len(history) // 4)
-        run['diagnostics_mean'] = {k: sum(h[k] for h in history) / len(history)
-                                   for k in DIAGNOSTICS}
-        run['value_mean_first'] = sum(h['value_mean'] for h in history[:quarter]) / quarter
-        run['value_mean_last'] = sum(h['value_mean'] for h in history[-quarter:]) / quarter
-        run['approx_kl_max'] = max(h['approx_kl'] for h in history)
-        run['clip_fraction_max'] = max(h['clip_fraction'] for h in history)
-    path.write_text(json.dumps(record, indent=1) + '\n')
-    print('added PPO diagnostics to', path)
+    sc.run_lab(NAME, train, recipe, summarise)
 
+
+def summarise(history):
+    """Per run: mean PPO diagnostics, the value mean at the first and last quarter, maxima."""
+    quarter = max(1, len(history) // 4)
+    return {'diagnostics_mean': {k: sum(h[k] for h in history) / len(history)
+                                 for k in DIAGNOSTICS},
+            'value_mean_first': sum(h['value_mean'] for h in history[:quarter]) / quarter,
+            'value_mean_last': sum(h['value_mean'] for h in history[-quarter:]) / quarter,
+            'approx_kl_max': max(h['approx_kl'] for h in history),
+            'clip_fraction_max': max(h['clip_fraction'] for h in history)}
 
 if __name__ == '__main__':
     main()

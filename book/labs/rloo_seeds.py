@@ -39,7 +39,6 @@ machine: 24 minutes for RLOO and 18 for the ablation (training 4-7 minutes per s
 evaluation); less on an idle machine.
 """
 
-import json
 import pathlib
 import sys
 
@@ -57,7 +56,6 @@ if not BASELINE:
 GROUP_SIZE = 4                                   # G episodes per task
 TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
 AGGREGATION = 'seq-mean-token-sum'
-HISTORIES = {}                                   # seed -> per-update stats, for the extra fields
 
 
 def train(model, env, rl_tasks, tok, seed):
@@ -75,7 +73,6 @@ def train(model, env, rl_tasks, tok, seed):
         stats['groups'] = len(groups)
         stats['constant_groups'] = int((rewards == rewards[:, :1]).all(-1).sum())
         history.append(stats)
-    HISTORIES[seed] = history
     return history
 
 
@@ -86,18 +83,15 @@ def main():
     if not BASELINE:
         recipe.update(method='REINFORCE on groups (ablation)',
                       advantages='raw episode rewards (0 or 1), no baseline')
-    sc.run_lab(NAME, train, recipe)
-    path = sc.RESULTS / f'{NAME}.json'
-    record = json.loads(path.read_text())
-    for run in record['runs']:
-        history = HISTORIES[run['seed']]
-        run['groups'] = sum(h['groups'] for h in history)
-        run['constant_groups'] = sum(h['constant_groups'] for h in history)
-        run['silent_steps'] = sum(h['constant_groups'] == h['groups'] for h in history)
-        run['grad_norm_mean'] = sum(h['grad_norm'] for h in history) / len(history)
-    path.write_text(json.dumps(record, indent=1) + '\n')
-    print('added constant_groups and silent_steps to', path)
+    sc.run_lab(NAME, train, recipe, summarise)
 
+
+def summarise(history):
+    """Per run: groups, constant groups, updates in which every group was constant, grad norm."""
+    return {'groups': sum(h['groups'] for h in history),
+            'constant_groups': sum(h['constant_groups'] for h in history),
+            'silent_steps': sum(h['constant_groups'] == h['groups'] for h in history),
+            'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
 if __name__ == '__main__':
     main()

@@ -18,7 +18,9 @@ something only if everything but the method is the same, so that is fixed here, 
 A method lab is a short script that defines `train(model, env, rl_tasks, tok, seed)`, which
 trains `model` (a warm-started TinyAgent) in place and returns one stats dict per update with at
 least 'reward', the mean reward of the update's sampled episodes, and calls
-`run_lab(name, train, recipe)`. That writes `results/<name>.json`: the recipe, the task ids,
+`run_lab(name, train, recipe, summarise)`; the optional `summarise(history)` returns the lab's
+own per-run fields (say, the number of constant groups), which are added to each run's record.
+That writes `results/<name>.json`: the recipe, the task ids,
 the evaluation before (once) and after (per seed), per-task paired differences, the
 per-update reward curve of each run, and `zero_gradient_steps`, the updates in which no sampled
 episode succeeded (with 0/1 rewards and no baseline, exactly the updates whose gradient is zero;
@@ -78,16 +80,21 @@ def paired_differences(after, before):
     return out
 
 
-def run_lab(name, train, recipe):
-    """Evaluate the warm start, train one copy per seed with `train`, evaluate, write the JSON."""
+def gym():
+    """Deterministic single-threaded torch, then (tokenizer, task splits incl. 'rl', environment)."""
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
-    start = time.time()
     tok = arl.CharTokenizer()
     tasks = arl.make_tasks(seed=0)
     splits = {s: [t for t in tasks if t.split == s] for s in ('train', 'heldout')}
     splits['rl'] = splits['train'][:N_RL_TASKS]
-    env = arl.BugFixEnv(cache={})
+    return tok, splits, arl.BugFixEnv(cache={})
+
+
+def run_lab(name, train, recipe, summarise=None):
+    """Evaluate the warm start, train one copy per seed with `train`, evaluate, write the JSON."""
+    start = time.time()
+    tok, splits, env = gym()
 
     before = evaluate(load_warm_start(), env, splits, tok)
     print('before', {k: round(v['rate'], 3) for k, v in before.items()}, flush=True)
@@ -110,6 +117,7 @@ def run_lab(name, train, recipe):
             'curve': rewards,
             'after': after,
             'paired_diff': paired_differences(after, before),
+            **(summarise(history) if summarise else {}),
         })
         print(f'seed {seed}: {train_seconds:.0f} s,',
               {k: round(v['rate'], 3) for k, v in after.items()}, flush=True)
