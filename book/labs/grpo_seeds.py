@@ -71,5 +71,6 @@ def summarise(history):
             'constant_groups': sum(h['constant_groups'] for h in history),
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
+
 if __name__ == '__main__':
     main()

@@ -88,5 +88,6 @@ def summarise(history):
             'approx_kl_max': max(h['approx_kl'] for h in history),
             'clip_fraction_max': max(h['clip_fraction'] for h in history)}
 
+
 if __name__ == '__main__':
     main()

@@ -93,5 +93,6 @@ def summarise(history):
             'silent_steps': sum(h['constant_groups'] == h['groups'] for h in history),
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
+
 if __name__ == '__main__':
     main()
