@@ -17,25 +17,39 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
+from . import kernel_guard
 from .chapters import Chapter
+from .library import ALLOWED_THIRD_PARTY
 from .outputs import CellRun
 
 
 BOOK_VARIABLE = "AGENTRL_BOOK"  # the book/ directory, so a chapter can read book/labs/results
 
 
-def kernel_environment(staged_dir: Path, book_dir: Path, threads: int | None = None) -> dict[str, str]:
-    """Environment for a chapter's kernel: the staged library first on the path, fixed hashing.
+def kernel_variables(book_dir: Path) -> dict[str, str]:
+    """The variables the press sets in every chapter's kernel, in the build and the checker.
 
     Chapters run in a temporary directory; one that reads a lab's saved results finds them
-    under ``os.environ['AGENTRL_BOOK']``.
+    under ``os.environ['AGENTRL_BOOK']``. IPython runs :mod:`ext.kernel_guard` before the first
+    cell, so the import rule also holds for imports no statement shows.
     """
-    env = dict(os.environ)
-    env[BOOK_VARIABLE] = str(Path(book_dir).resolve())
+    return {
+        BOOK_VARIABLE: str(Path(book_dir).resolve()),
+        "PYTHONSTARTUP": str(Path(kernel_guard.__file__).resolve()),
+        kernel_guard.ALLOWED_VARIABLE: ",".join(sorted(ALLOWED_THIRD_PARTY)),
+        "PYTHONHASHSEED": "0",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+
+
+def kernel_environment(staged_dir: Path, book_dir: Path, threads: int | None = None,
+                       numeric: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment plus :func:`kernel_variables`, the staged library first.
+
+    ``numeric`` overrides variables of the numeric path (:mod:`ext.toolchain`)."""
+    env = {**os.environ, **kernel_variables(book_dir), **(numeric or {})}
     env["PYTHONPATH"] = os.pathsep.join([str(staged_dir), *filter(None, [env.get("PYTHONPATH")])])
-    env["PYTHONHASHSEED"] = "0"
-    env["HF_HUB_OFFLINE"] = "1"
-    env["TOKENIZERS_PARALLELISM"] = "false"
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     return env
@@ -66,7 +80,7 @@ class ChapterRun:
 
 
 def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
-                threads: int | None = None) -> ChapterRun:
+                threads: int | None = None, numeric: dict[str, str] | None = None) -> ChapterRun:
     """Execute every code cell in order in a new kernel inside a temporary directory."""
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
@@ -81,7 +95,7 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
                                 resources={"metadata": {"path": cwd}})
         try:
             book_dir = chapter.path.resolve().parent.parent  # book/<locale>/NN.md -> book/
-            client.execute(env=kernel_environment(staged_dir, book_dir, threads), cwd=cwd)
+            client.execute(env=kernel_environment(staged_dir, book_dir, threads, numeric), cwd=cwd)
         except CellTimeoutError:
             failure = f"TimeoutError: ran past the {timeout} s timeout"
         except DeadKernelError as exc:

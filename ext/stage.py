@@ -3,8 +3,9 @@
 At ``builder-inited`` the canonical (English) chapters are harvested; a malformed save cell, a
 forbidden import or a use of a later save is a warning at its file and line. At ``source-read``
 the chapter's staged library is put first on the kernel's ``PYTHONPATH`` and its hash is written
-into the kernelspec display name, because jupyter-cache keys only on cell text and kernelspec:
-a changed library must change the key. Chapters are re-read on every build so that the gate
+into the kernelspec display name with the toolchain's fingerprint (:mod:`ext.toolchain`),
+because jupyter-cache keys only on cell text and kernelspec: a changed library, an upgraded torch
+or another numeric path must change the key. Chapters are re-read on every build so that the gate
 (and its warnings) runs every time, while unchanged cells still come from the cache.
 """
 
@@ -17,7 +18,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from .chapters import ChapterError, book_order, read_chapter, set_kernel_display_name
-from .execute import BOOK_VARIABLE, kernel_environment
+from . import toolchain
+from .execute import kernel_variables
 from .library import Staging, check_imports, check_uses, stage
 
 logger = logging.getLogger(__name__)
@@ -61,9 +63,7 @@ def harvest_book(app: Sphinx) -> None:
                 check(chapter)
             except ChapterError as error:
                 warn(error, "order")
-    base = kernel_environment(Path("."), Path(app.srcdir).parent)
-    for key in ("PYTHONHASHSEED", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM", BOOK_VARIABLE):
-        os.environ[key] = base[key]
+    os.environ.update(kernel_variables(Path(app.srcdir).parent))
 
 
 def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
@@ -77,7 +77,12 @@ def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
     else:  # not in the book, or no valid library: never an installed or neighbour's agentrl
         directory = stage([], {}, root)
     os.environ["PYTHONPATH"] = str(directory)
-    source[0] = set_kernel_display_name(source[0], f"Python 3 (agentrl {directory.name})")
+    source[0] = set_kernel_display_name(source[0], kernel_display_name(directory.name))
+
+
+def kernel_display_name(library_hash: str) -> str:
+    """The cache key's extra part: the staged library and the toolchain that runs it."""
+    return f"Python 3 (agentrl {library_hash}, toolchain {toolchain.fingerprint()})"
 
 
 def reread_chapters(app, env, added, changed, removed) -> list[str]:

@@ -1,0 +1,121 @@
+"""Run every chapter and figure under other numeric paths; fail where an output depends on one.
+
+    python scripts/check_portability.py                        # every chapter and figure, every path
+    python scripts/check_portability.py --chapters 03 08 --paths avx2
+    python scripts/check_portability.py --no-figures --jobs 1
+
+A recorded output must come out the same on any reader's x86-64 CPU, thread count and
+instruction set. The build checks the outputs on this machine's native path; this script
+executes each chapter again under each of ``ext.toolchain.NUMERIC_PATHS`` (ATen's portable
+kernels with MKL's reproducible mode on two threads; AVX2 kernels on one thread) and compares
+every cell with its recorded block exactly as the gate does. A cell that differs is reported as
+``file:line: [path] message`` with the diff *recorded -> executed* under that path. Each figure
+module is recomputed under each path too (``scripts/build_figures.py --check``), so a figure
+whose SVG moves with the path is named.
+
+Runs ``--jobs`` kernels at a time (default 2: chapters that train pin one thread, so two run
+side by side on a 2-core machine at nearly full speed). Exit 0 when every chapter and figure
+printed the same under every path, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.chapters import ChapterError, read_chapter  # noqa: E402
+from ext.execute import run_chapter  # noqa: E402
+from ext.library import load_book  # noqa: E402
+from ext.outputs import check_chapter  # noqa: E402
+from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
+from scripts.check_tutorial_snippets import select  # noqa: E402
+
+
+def run_under(path: Path, staged: Path, numeric: NumericPath, timeout: int) -> tuple[list[str], float]:
+    """Problems (``file:line: [path] ...``) of one chapter executed under one numeric path."""
+    chapter = read_chapter(path)
+    result = run_chapter(chapter, staged, timeout=timeout, threads=numeric.threads,
+                         numeric=numeric.variables)
+    problems = [f"{path}:{p.line}: [{numeric.name}] {p.message}"
+                for p in check_chapter(chapter, result.runs)]
+    return problems, result.seconds
+
+
+def figures_under(numeric: NumericPath) -> list[str]:
+    """Problems of ``build_figures.py --check`` run with the path's variables."""
+    env = {**os.environ, **numeric.variables, "OMP_NUM_THREADS": str(numeric.threads),
+           "MKL_NUM_THREADS": str(numeric.threads)}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"],
+                          env=env, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode == 0:
+        return []
+    lines = [line.strip() for line in done.stderr.splitlines()
+             if line.strip().startswith(("book/", "scripts/"))]
+    return [f"[{numeric.name}] {line}" for line in lines] or [
+        f"[{numeric.name}] build_figures.py --check failed:\n{done.stderr[-2000:]}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", nargs="+", default=["all"],
+                        help="chapter numbers (00 03 A) or 'all' (default)")
+    names = [p.name for p in NUMERIC_PATHS]
+    parser.add_argument("--paths", nargs="+", choices=names, default=names,
+                        help="numeric paths to run under (default: all)")
+    parser.add_argument("--locale", default="en", help="book/<locale> to check (default en)")
+    parser.add_argument("--no-figures", action="store_true", help="skip the figure modules")
+    parser.add_argument("--jobs", type=int, default=2, help="kernels at a time (default 2)")
+    parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
+    args = parser.parse_args(argv)
+
+    book = args.root / "book"
+    try:
+        english, staging = load_book(book / "en")
+    except ChapterError as error:
+        print(error)
+        return 1
+    paths = [book / args.locale / p.name for p in select([c.path for c in english], args.chapters)]
+    chosen = [p for p in NUMERIC_PATHS if p.name in args.paths]
+    stage_root = args.root / "_build" / "staged"
+    # Staged here, before the workers start, so no two of them write the same stage.
+    staged = {p: staging.stage(p.name, stage_root) for p in paths if read_chapter(p).cells}
+    jobs = [(p, numeric) for numeric in chosen for p in staged]
+
+    failed = False
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=context) as pool:
+        figures = ([pool.submit(figures_under, numeric) for numeric in chosen]
+                   if not args.no_figures else [])
+        futures = [(p, numeric, pool.submit(run_under, p, staged[p], numeric, args.timeout))
+                   for p, numeric in jobs]
+        for path, numeric, future in futures:
+            problems, seconds = future.result()
+            for problem in problems:
+                print(problem)
+            status = "same outputs" if not problems else f"{len(problems)} cell(s) differ"
+            print(f"{path.name} [{numeric.name}]: {status} ({seconds:.1f} s)", flush=True)
+            failed |= bool(problems)
+        for numeric, future in zip(chosen, figures):
+            problems = future.result()
+            for problem in problems:
+                print(problem)
+            print(f"figures [{numeric.name}]: "
+                  f"{'same SVGs' if not problems else f'{len(problems)} differ'}", flush=True)
+            failed |= bool(problems)
+    if failed:
+        print("outputs depend on the numeric path: print what is stable (a bound or a check, "
+              "not the last digits; another precision where a value sits on a rounding boundary)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
