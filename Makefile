@@ -6,12 +6,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
 
-.PHONY: setup html html-en html-zh site library check test clean help pdf
+.PHONY: setup html html-en html-zh site library check test clean help pdf portability
 
 help:
 	@echo "make html   build both locales into _build/site (sets itself up on first use)"
 	@echo "make test   the whole test suite, including the -W build of both locales"
 	@echo "make check CH=02   run the snippet checker on chapter 02"
+	@echo "make portability   run every chapter and figure under other numeric paths (CPU kernels, threads)"
 	@echo "make pdf    _build/pdf/agentrl-en.pdf and agentrl-zh.pdf (apt-installs chromium, poppler-utils, fonts-noto-cjk if missing)"
 	@echo "make clean  remove _build (keeps .venv and the execution cache in _build/.jupyter_cache)"
 
@@ -50,7 +51,12 @@ pdf: library
 check: setup
 	$(PY) scripts/check_tutorial_snippets.py --chapters $(CH)
 
-test: html pdf
+# Every chapter and figure again under ATen's portable kernels + MKL's reproducible mode (two
+# threads) and under AVX2 kernels (one thread): an output that moves fails, naming file:line.
+portability: setup
+	$(PY) scripts/check_portability.py
+
+test: html pdf portability
 	$(PY) scripts/sync_locales.py --check
 	$(PY) scripts/check_structure.py
 	$(PY) scripts/check_structure.py --locale zh
