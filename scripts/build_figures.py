@@ -7,8 +7,10 @@
 Each module ``scripts/figures/chNN_*.py`` (``appX_*.py`` for an appendix) computes its data once with ``agentrl`` (and, where a
 chapter builds its own example, the chapter's cells; see ``scripts/figures/_common.py``), then
 draws it once per locale with that locale's words. The SVGs are committed; ``--check``
-recomputes every figure and compares bytes, so a figure goes stale when the book code it draws
-changes. An SVG under ``book/*/figures/`` that no module produces is reported too.
+recomputes every figure and compares it with the committed SVG (``_common.same_drawing``: the
+same bytes but for coordinates within 0.1 point, 0.035 mm, which is all another CPU's
+rounding moves), so a figure goes stale when the book code it draws changes. Writing keeps a
+committed SVG that is the same drawing, so its bytes do not churn between machines. An SVG under ``book/*/figures/`` that no module produces is reported too.
 Needs matplotlib (the ``book`` extra) and, for the Chinese labels, Debian ``fonts-noto-cjk``.
 """
 
@@ -83,11 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         for path, svg in svgs.items():
             rel = path.relative_to(ROOT)
             current = path.read_bytes() if path.exists() else None
+            current_drawing = current is not None and _common.same_drawing(current, svg)
             if args.check:
-                if current != svg:
+                if not current_drawing:
                     why = "missing" if current is None else "differs from what its module draws"
                     stale.append(f"{rel}: {why} (scripts/figures/{module.__name__}.py)")
-            elif current != svg:
+            elif not current_drawing:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(svg)
                 print(f"wrote {rel}")

@@ -71,3 +71,19 @@ def test_a_figure_that_cannot_be_computed_is_named_and_fails(tmp_path):
     assert ("scripts/figures/zz_broken.py: FileNotFoundError: results/lab.json is missing"
             in result.stderr), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_same_drawing_tolerates_only_invisible_moves():
+    """Another CPU's rounding moves a coordinate by hundredths of a point: the same figure.
+    A visible move, another element, another word or a changed colour is another figure."""
+    sys.path.insert(0, str(FIGURES))
+    import _common
+
+    svg = b'<path d="M 10.5 20.25 L 30 40.125" style="stroke: #0072b2"/><g id="a1"/>'
+    assert _common.same_drawing(svg, svg.replace(b"20.25", b"20.28"))
+    assert _common.same_drawing(svg, svg.replace(b"40.125", b"40.2"))
+    assert not _common.same_drawing(svg, svg.replace(b"20.25", b"20.5"))
+    assert not _common.same_drawing(svg, svg.replace(b"L 30", b"L 30 31"))
+    assert not _common.same_drawing(svg, svg.replace(b"#0072b2", b"#0072b3"))
+    assert not _common.same_drawing(svg, svg.replace(b'id="a1"', b'id="b1"'))
+    assert not _common.same_drawing(svg, svg + b"<g/>")

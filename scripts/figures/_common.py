@@ -11,7 +11,9 @@ objects, with the chapter's own cells) and ``draw(data, text)`` (a matplotlib fi
 
 Byte stability: a fixed ``svg.hashsalt`` (the ids of clip paths), no date in the metadata, text
 drawn as paths (``svg.fonttype = 'path'``, so a reader needs no font), data rounded before it
-is drawn (so the last bit of a float sum cannot move a coordinate), seeded computations.
+is drawn (so the last bit of a float sum rarely moves a coordinate), seeded computations. A
+figure computed on another CPU may still move a coordinate by a few hundredths of a point (a
+training run's last bits): :func:`same_drawing` counts that as the same figure.
 English labels use matplotlib's own DejaVu Sans; Chinese labels Noto Sans CJK SC (Debian
 ``fonts-noto-cjk``), which also sets their Latin letters and digits; formulas use mathtext.
 """
@@ -23,6 +25,7 @@ import builtins
 import contextlib
 import io
 import random
+import re
 import symtable
 import sys
 import types
@@ -92,6 +95,25 @@ def svg_bytes(fig) -> bytes:
                 metadata={"Date": None, "Creator": "scripts/build_figures.py (matplotlib)"})
     plt.close(fig)
     return buffer.getvalue()
+
+
+# How far two drawings of a figure may differ and still be the same figure: 0.1 SVG units
+# (1/720 inch, 0.035 mm), far below a printer's dot. Data computed on another CPU moves a few
+# coordinates by a few hundredths (the last bits of a training run's losses), never more.
+SVG_TOLERANCE = 0.1
+_SVG_NUMBER = re.compile(rb"-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
+
+
+def same_drawing(a: bytes, b: bytes, tolerance: float = SVG_TOLERANCE) -> bool:
+    """Two SVGs draw the same figure: identical but for numbers that differ by <= ``tolerance``.
+
+    Elements, attributes, ids and text must match exactly; only the numbers may move, and only
+    by an amount no reader can see. Used by ``build_figures.py`` both to check and to decide
+    whether to rewrite a committed SVG, so a figure computed on another CPU is current."""
+    if _SVG_NUMBER.sub(b"#", a) != _SVG_NUMBER.sub(b"#", b):
+        return False
+    return all(abs(float(x) - float(y)) <= tolerance
+               for x, y in zip(_SVG_NUMBER.findall(a), _SVG_NUMBER.findall(b)))
 
 
 def rounded(values, digits: int = 4) -> list[float]:
