@@ -1739,7 +1739,8 @@ def group_advantages(rewards, scale='std', eps=1e-6):
     raise ValueError(f"unknown scale {scale!r}; choose 'std' or None")
 
 # ---- saved in 09-grpo-family.md ----
-def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, clip_eps_high=None):
+def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, clip_eps_high=None,
+              max_tokens=None):
     """Clipped policy-gradient loss of the GRPO family -> (loss, stats).
 
     logp [B, T-1]: log-probabilities of the sampled tokens under the policy being trained
@@ -1748,14 +1749,17 @@ def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, cl
     mask [B, T-1]: 1 on policy tokens. Token ratio r = exp(logp - logp_old), clipped to
     [1 - clip_eps, 1 + clip_eps_high] and combined as min(r A, clip(r) A). Variants:
       'grpo'    token terms, mean over each sequence's tokens, then mean over sequences;
-      'dr_grpo' token terms summed over each sequence and divided by a constant, the width
-                T-1 of the batch (the longest sequence it can hold), then mean over sequences;
+      'dr_grpo' token terms summed over each sequence and divided by max_tokens, then mean
+                over sequences. max_tokens is required: a constant fixed for the whole run,
+                the generation budget (the most policy tokens an episode can hold), never
+                a property of the batch such as its padded width;
       'dapo'    token terms summed over the batch / number of policy tokens (token-level
                 loss); clip-higher: clip_eps_high defaults to 0.28 instead of clip_eps;
       'gspo'    one ratio per sequence, s = exp(mean of its token log-ratios), clipped per
                 sequence: mean over sequences of min(s A, clip(s) A). Its paper clips to
                 [1 - 3e-4, 1 + 4e-4], not 0.2: pass clip_eps and clip_eps_high.
-    clip_eps_high=None means clip_eps (0.28 for 'dapo'). stats (floats): clip_fraction (the
+    clip_eps_high=None means clip_eps (0.28 for 'dapo'); max_tokens is used by 'dr_grpo'
+    only. stats (floats): clip_fraction (the
     fraction of policy tokens, or of sequences for 'gspo', whose term is clipped, i.e. gets
     no gradient), approx_kl (mean k3 estimate of KL(old || new) over policy tokens),
     ratio_mean (mean ratio over policy tokens, or over sequences for 'gspo').
@@ -1765,6 +1769,12 @@ def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, cl
     if clip_eps_high is None:
         clip_eps_high = 0.28 if variant == 'dapo' else clip_eps
     keep = mask > 0                                                           # [B, T-1]
+    if variant == 'dr_grpo':
+        if max_tokens is None:
+            raise ValueError("variant 'dr_grpo' needs max_tokens, the run's generation budget")
+        longest = int(keep.sum(-1).max()) if keep.numel() else 0
+        if longest > max_tokens:
+            raise ValueError(f'an episode has {longest} policy tokens, more than max_tokens={max_tokens}')
     zero = torch.zeros_like(logp)
     log_ratio = torch.where(keep, logp - logp_old.detach(), zero)            # [B, T-1]
     adv = advantages.detach().to(logp.dtype)                                  # [B]
@@ -1789,7 +1799,7 @@ def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, cl
         if variant == 'grpo':
             loss = -(terms.sum(-1) / n_tokens.clamp_min(1)).mean()
         elif variant == 'dr_grpo':
-            loss = -(terms.sum(-1) / logp.shape[-1]).mean()
+            loss = -(terms.sum(-1) / max_tokens).mean()
         else:                                                                 # 'dapo'
             loss = -terms.sum() / keep.sum().clamp_min(1)
         clip_fraction = ((clipped < unclipped) & keep).sum() / keep.sum().clamp_min(1)
@@ -1799,7 +1809,7 @@ def grpo_loss(logp, logp_old, advantages, mask, variant='grpo', clip_eps=0.2, cl
 
 # ---- saved in 09-grpo-family.md ----
 def grpo_step(model, optimizer, groups, variant='grpo', epochs=1, scale='auto', clip_eps=0.2,
-              clip_eps_high=None, grad_clip=1.0, filter_groups=False):
+              clip_eps_high=None, grad_clip=1.0, filter_groups=False, max_tokens=None):
     """One GRPO-family update on groups of episodes -> stats dict.
 
     groups: list of B lists of G Trajectory, the G episodes of one task per list (as from
@@ -1809,7 +1819,8 @@ def grpo_step(model, optimizer, groups, variant='grpo', epochs=1, scale='auto', 
     epoch starts at ratio 1; each of the `epochs` passes takes one optimiser step on the
     whole batch with grpo_loss. filter_groups=True drops groups whose rewards are all equal
     before the loss (DAPO's filter; DAPO also samples more groups to refill the batch, which
-    is the caller's job); if no group is left, nothing is updated.
+    is the caller's job); if no group is left, nothing is updated. max_tokens goes to
+    grpo_loss (required for 'dr_grpo': the generation budget, fixed for the run).
     Returns the mean over epochs of loss, grad_norm and grpo_loss's stats, plus reward (mean
     over all episodes), tokens (policy tokens in the loss), groups, constant_groups (groups
     whose rewards are all equal: zero advantage) and updates (optimiser steps taken).
@@ -1834,7 +1845,7 @@ def grpo_step(model, optimizer, groups, variant='grpo', epochs=1, scale='auto', 
     for _ in range(epochs):
         logp, _ = token_logprobs(model(ids)[0], ids, action_mask)                  # [B*G, T-1]
         loss, stats = grpo_loss(logp, logp_old, advantages, mask, variant, clip_eps,
-                                clip_eps_high)
+                                clip_eps_high, max_tokens)
         optimizer.zero_grad()
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)

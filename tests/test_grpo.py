@@ -80,8 +80,9 @@ def test_group_advantages_reject_bad_input():
 
 # ---- grpo_loss against explicit loops --------------------------------------------------------
 
-def reference_objective(logp, logp_old, adv, mask, variant, eps_low, eps_high):
+def reference_objective(logp, logp_old, adv, mask, variant, eps_low, eps_high, max_tokens=None):
     """The four objectives written as loops (returns the objective, i.e. minus the loss).
+    Dr. GRPO divides each sequence's sum by max_tokens, the generation budget.
 
     Works on tensors with gradients: the loops only add and multiply elements."""
     B, T = logp.shape
@@ -110,8 +111,11 @@ def reference_objective(logp, logp_old, adv, mask, variant, eps_low, eps_high):
     if variant == "grpo":
         return sum(a / max(n, 1) for a, n in per_seq) / B
     if variant == "dr_grpo":
-        return sum(a / T for a, _ in per_seq) / B
+        return sum(a / max_tokens for a, _ in per_seq) / B
     return sum(a for a, _ in per_seq) / max(n_tokens, 1)           # dapo
+
+
+BUDGET = 12                                                        # > T: the budget is not the width
 
 
 def random_batch(seed, B=4, T=9, spread=0.4):
@@ -134,10 +138,10 @@ def test_grpo_loss_value_and_gradient_match_reference(variant, eps_high):
         default_high = 0.28 if variant == "dapo" else 0.2
         high = default_high if eps_high is None else eps_high
         a = logp.clone().requires_grad_()
-        loss, stats = arl.grpo_loss(a, logp_old, adv, mask, variant, 0.2, eps_high)
+        loss, stats = arl.grpo_loss(a, logp_old, adv, mask, variant, 0.2, eps_high, BUDGET)
         ga, = torch.autograd.grad(loss, a)
         b = logp.clone().requires_grad_()
-        ref = -reference_objective(b, logp_old, adv, mask, variant, 0.2, high)
+        ref = -reference_objective(b, logp_old, adv, mask, variant, 0.2, high, BUDGET)
         gb, = torch.autograd.grad(ref, b)
         assert loss.item() == pytest.approx(ref.item(), abs=1e-5)
         assert torch.allclose(ga, gb, atol=1e-6)
@@ -164,7 +168,8 @@ def test_clip_from_both_sides(variant, ratio, adv, clipped):
     lp = logp_old.clone()
     lp[0, 0] = lp[0, 0] + math.log(ratio)
     lp = lp.requires_grad_()
-    loss, stats = arl.grpo_loss(lp, logp_old, torch.tensor([adv]), torch.ones(1, 2), variant, 0.2, 0.2)
+    loss, stats = arl.grpo_loss(lp, logp_old, torch.tensor([adv]), torch.ones(1, 2), variant, 0.2, 0.2,
+                                max_tokens=BUDGET)
     g, = torch.autograd.grad(loss, lp)
     assert (g[0, 0].item() == 0.0) == clipped
     assert g[0, 1].item() != 0.0                                   # the token at ratio 1 is free
@@ -189,8 +194,8 @@ def test_gspo_clips_whole_sequences():
 def test_ratio_one_gradient_is_chapter_6_aggregation(variant, aggregation, scale):
     _, logp_old, adv, mask = random_batch(7)
     a, b = logp_old.clone().requires_grad_(), logp_old.clone().requires_grad_()
-    ga, = torch.autograd.grad(arl.grpo_loss(a, logp_old, adv, mask, variant)[0], a)
-    factor = 1 / mask.shape[-1] if scale is None else scale
+    ga, = torch.autograd.grad(arl.grpo_loss(a, logp_old, adv, mask, variant, max_tokens=BUDGET)[0], a)
+    factor = 1 / BUDGET if scale is None else scale
     gb, = torch.autograd.grad(factor * arl.reinforce_loss(b, mask, adv, aggregation), b)
     assert torch.allclose(ga, gb, atol=1e-7)
 
@@ -198,10 +203,10 @@ def test_ratio_one_gradient_is_chapter_6_aggregation(variant, aggregation, scale
 @pytest.mark.parametrize("variant", arl.GRPO_VARIANTS)
 def test_off_mask_entries_do_not_matter_and_give_no_nan(variant):
     logp, logp_old, adv, mask = random_batch(3)
-    base, base_stats = arl.grpo_loss(logp, logp_old, adv, mask, variant)
+    base, base_stats = arl.grpo_loss(logp, logp_old, adv, mask, variant, max_tokens=BUDGET)
     for fill in (-1e4, float("-inf"), 50.0):
         lp = logp.masked_fill(mask == 0, fill).requires_grad_()
-        loss, stats = arl.grpo_loss(lp, logp_old, adv, mask, variant)
+        loss, stats = arl.grpo_loss(lp, logp_old, adv, mask, variant, max_tokens=BUDGET)
         g, = torch.autograd.grad(loss, lp)
         assert loss.item() == pytest.approx(base.item(), abs=1e-6)
         assert stats == pytest.approx(base_stats, abs=1e-6)
@@ -230,6 +235,31 @@ def test_constants_get_no_gradient():
     assert old.grad is None and a.grad is None and lp.grad is not None
 
 
+@pytest.mark.parametrize("variant", arl.GRPO_VARIANTS)
+def test_padding_width_does_not_change_the_loss(variant):
+    """Extra padded columns (a longer episode elsewhere in the batch) leave every variant's loss
+    and gradient unchanged; Dr. GRPO's divisor is the budget, not the grid's width."""
+    logp, logp_old, adv, mask = random_batch(2)
+    pad = lambda x: torch.cat([x, torch.zeros(x.shape[0], 3)], -1)  # [B, T-1] -> [B, T+2]
+    a, b = logp.clone().requires_grad_(), pad(logp).requires_grad_()
+    la, _ = arl.grpo_loss(a, logp_old, adv, mask, variant, max_tokens=BUDGET)
+    lb, _ = arl.grpo_loss(b, pad(logp_old), adv, pad(mask), variant, max_tokens=BUDGET)
+    ga, = torch.autograd.grad(la, a)
+    gb, = torch.autograd.grad(lb, b)
+    assert lb.item() == pytest.approx(la.item(), abs=1e-7)
+    assert torch.equal(gb[:, :logp.shape[1]], ga) and (gb[:, logp.shape[1]:] == 0).all()
+
+
+def test_dr_grpo_needs_a_budget_that_holds_every_episode():
+    logp, logp_old, adv, mask = random_batch(4)
+    with pytest.raises(ValueError, match="needs max_tokens"):
+        arl.grpo_loss(logp, logp_old, adv, mask, "dr_grpo")
+    longest = int(mask.sum(-1).max())
+    with pytest.raises(ValueError, match=f"{longest} policy tokens, more than max_tokens={longest - 1}"):
+        arl.grpo_loss(logp, logp_old, adv, mask, "dr_grpo", max_tokens=longest - 1)
+    arl.grpo_loss(logp, logp_old, adv, mask, "dr_grpo", max_tokens=longest)  # exactly full: fine
+
+
 def test_unknown_variant_rejected():
     with pytest.raises(ValueError, match="unknown variant"):
         arl.grpo_loss(torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1), torch.ones(1, 2), "ppo")
@@ -256,7 +286,7 @@ def expected_length_gradient(variant, G=2):
     for group in itertools.product(range(4), repeat=G):
         idx = torch.tensor(group)
         adv = arl.group_advantages(rewards[idx][None], None).flatten()
-        loss, _ = arl.grpo_loss(table[idx], table[idx].detach(), adv, masks[idx], variant)
+        loss, _ = arl.grpo_loss(table[idx], table[idx].detach(), adv, masks[idx], variant, max_tokens=6)
         total = total + prob[idx].prod() * loss
     return torch.autograd.grad(-total, theta)[0]
 
@@ -338,11 +368,11 @@ def test_grpo_step_dr_grpo_uses_unscaled_advantages():
     groups = fake_groups([[1, 0, 0, 0]])
     model, ref = small_model(), small_model()
     arl.grpo_step(model, torch.optim.SGD(model.parameters(), lr=0.0), groups, "dr_grpo",
-                  grad_clip=1e9)
+                  grad_clip=1e9, max_tokens=BUDGET * 100)
     ids, am, _, _ = arl.collate_trajectories(groups[0])
     logp, mask = arl.token_logprobs(ref(ids)[0], ids, am)
     adv = torch.tensor([0.75, -0.25, -0.25, -0.25])
-    (-reference_objective(logp, logp.detach(), adv, mask, "dr_grpo", 0.2, 0.2)).backward()
+    (-reference_objective(logp, logp.detach(), adv, mask, "dr_grpo", 0.2, 0.2, BUDGET * 100)).backward()
     for p, q in zip(model.parameters(), ref.parameters()):
         assert torch.allclose(p.grad, q.grad, atol=1e-7)
 
