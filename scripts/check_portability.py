@@ -93,10 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=context) as pool:
-        figures = ([pool.submit(figures_under, numeric) for numeric in chosen]
-                   if not args.no_figures else [])
         futures = [(p, numeric, pool.submit(run_under, p, staged[p], numeric, args.timeout))
                    for p, numeric in jobs]
+        figures = ([pool.submit(figures_under, numeric) for numeric in chosen]
+                   if not args.no_figures else [])
         for path, numeric, future in futures:
             problems, seconds = future.result()
             for problem in problems:
