@@ -2,8 +2,8 @@
 
 Runs at ``doctree-read``, after myst-nb has executed (or fetched from the cache) a chapter and
 written the executed notebook to ``jupyter_execute/``. Each problem is a warning at the file
-line of the recorded block (or of the cell), with ``type='agentrl'`` and a subtype naming the
-kind of problem (``drift``, ``error``, ``missing-output`` ...). The page keeps the executed
+line of the recorded block (or of the cell), of a kind listed in ``ext.problems`` (``drift``,
+``error``, ``missing-output`` ...). The page keeps the executed
 output and drops the recorded copy, so a reader sees one output per cell.
 """
 
@@ -21,6 +21,7 @@ from sphinx.util import logging
 from .chapters import OUTPUT_LABEL, ChapterError, read_chapter
 from .execute import attach_failure, cell_runs
 from .outputs import CellRun, check_chapter
+from .problems import Kind, warn
 
 logger = logging.getLogger(__name__)
 
@@ -107,20 +108,18 @@ def gate_chapter(app: Sphinx, doctree: nodes.document) -> None:
     try:
         chapter = read_chapter(path)
     except ChapterError as error:
-        logger.warning(error.message, location=(docname, error.line), type="agentrl",
-                       subtype="format")
+        warn(logger, Kind.FORMAT, error.message, (docname, error.line))
         return
     runs = _runs_from_doctree(doctree)
     if exec_data.get("error"):  # executed just now and failed: the written notebook is complete
         cells = _executed_cells(app, docname)
         timeout = app.config.nb_execution_timeout
-        failure = (f"TimeoutError: ran past nb_execution_timeout ({timeout} s)"
-                   if exec_data["error"] == "CellTimeoutError"
+        timed_out = exec_data["error"] == "CellTimeoutError"
+        failure = (f"TimeoutError: ran past nb_execution_timeout ({timeout} s)" if timed_out
                    else f"execution failed: {exec_data['error']}")
-        runs = attach_failure(cells, cell_runs(cells), failure)
+        runs = attach_failure(cells, cell_runs(cells), failure, timed_out)
     for problem in check_chapter(chapter, runs):
-        logger.warning(problem.message, location=(docname, problem.line), type="agentrl",
-                       subtype=problem.kind)
+        warn(logger, problem.kind, problem.message, (docname, problem.line))
     _merge_stream_blocks(doctree)
     _drop_recorded_blocks(doctree)
 
