@@ -24,8 +24,8 @@ class CellRun:
     stdout: str = ""
     stderr: str = ""
     error: str | None = None  # "ExcName: message" when the cell raised
-    timed_out: bool = False  # the error is the execution timeout, not the cell's own
     displays: int = 0  # rich outputs (a bare expression's repr, display() calls)
+    timed_out: bool = False  # the error is the execution timeout, not the cell's own
 
 
 def normalise(text: str) -> str:
@@ -65,8 +65,8 @@ def check_cell(cell: CodeCell, run: CellRun) -> list[Problem]:
     problems: list[Problem] = []
     where = f"cell {cell.index + 1}"
     if run.error:
-        kind = Kind.TIMEOUT if run.timed_out else Kind.ERROR
-        problems.append(Problem(cell.line, kind, f"{where} raised {run.error}"))
+        problems.append(Problem(cell.line, Kind.TIMEOUT if run.timed_out else Kind.ERROR,
+                                f"{where} raised {run.error}"))
     if run.displays:
         problems.append(
             Problem(cell.line, Kind.DISPLAY, f"{where} displays a value; print it instead")
