@@ -1,29 +1,40 @@
 """The press: a Sphinx extension that executes, gates and publishes the book.
 
 Each module does one job, said by the first line of its docstring and repeated here (a test
-keeps this map equal to the modules). Sphinx extensions, set up in this order by ``setup()``
-below, each declaring its own settings:
+keeps this map equal to the modules; an entry may continue on indented lines). Sphinx
+extensions, set up in this order by ``setup()`` below, each declaring its own settings:
 
-* ``ext.stage``: Sphinx side of the order rule: each chapter's kernel imports a library of earlier saves.
-* ``ext.gate``: The drift gate: every executed cell must print exactly its recorded ``Output:`` block.
-* ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the English ones.
+* ``ext.stage``: Sphinx side of the order rule: each chapter's kernel imports a library of
+  earlier saves.
+* ``ext.gate``: The drift gate: every executed cell must print exactly its recorded ``Output:``
+  block.
+* ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the
+  English ones.
 * ``ext.callouts``: Render the book's evidence callouts as three distinct admonitions.
-* ``ext.timings``: Per-chapter execution times: a table written with every build, and a budget warning.
+* ``ext.timings``: Per-chapter execution times: a table written with every build, and a budget
+  warning.
 * ``ext.planned``: Links to chapters that are planned but not written yet render as plain text.
-* ``ext.offline``: Serve MathJax and mermaid from the build's own ``_static``, so the site works from file://.
+* ``ext.offline``: Serve MathJax and mermaid from the build's own ``_static``, so the site works
+  from file://.
 * ``ext.zh_search``: Chinese search that works in Sphinx 9.0 (sphinx-doc/sphinx#14229).
 * ``ext.lang_switch``: A link on every page to the same page in the book's other language.
-* ``ext.print_layout``: The printed book: a title page, a table of contents and a print stylesheet for ``singlehtml``.
+* ``ext.print_layout``: The printed book: a title page, a table of contents and a print
+  stylesheet for ``singlehtml``.
 
 Pure modules, shared with ``scripts/`` and not importing Sphinx:
 
 * ``ext.chapters``: Read a chapter file: its front matter, code cells and recorded output blocks.
-* ``ext.outputs``: Compare what a cell printed with what the text records, and rewrite recorded blocks.
+* ``ext.outputs``: Compare what a cell printed with what the text records, and rewrite recorded
+  blocks.
 * ``ext.library``: The ``agentrl`` library: harvested from ``#@save`` cells, staged per chapter.
-* ``ext.execute``: Run a chapter's code cells in a fresh kernel, outside Sphinx (the checker's executor).
-* ``ext.locales``: Locale parity: a translation has the English chapter's cells and outputs, byte for byte.
-* ``ext.problems``: Every kind of problem the press reports, in one table (like myst-nb's ``warnings_.py``).
-* ``ext.assets``: The browser assets the site serves itself: which npm packages, which files, where they live.
+* ``ext.execute``: Run a chapter's code cells in a fresh kernel, outside Sphinx (the checker's
+  executor).
+* ``ext.locales``: Locale parity: a translation has the English chapter's cells and outputs,
+  byte for byte.
+* ``ext.problems``: Every kind of problem the press reports, in one table (like myst-nb's
+  ``warnings_.py``).
+* ``ext.assets``: The browser assets the site serves itself: which npm packages, which files,
+  where they live.
 """
 
 from __future__ import annotations

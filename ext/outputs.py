@@ -75,7 +75,8 @@ def check_cell(cell: CodeCell, run: CellRun) -> list[Problem]:
         first = normalise(run.stderr).splitlines()[0]
         problems.append(Problem(cell.line, Kind.STDERR, f"{where} wrote to stderr: {first}"))
     if cell.is_save and run.stdout:
-        problems.append(Problem(cell.line, Kind.SAVE_PRINTS, f"{where} is a #@save cell and prints"))
+        problems.append(Problem(cell.line, Kind.SAVE_PRINTS,
+                                f"{where} is a #@save cell and prints"))
     if cell.output is None:
         if normalise(run.stdout) and not cell.is_save:
             problems.append(

@@ -23,7 +23,7 @@ from ext.problems import Kind  # noqa: E402
 EXT = ROOT / "ext"
 #: Every Python file of the press that reports problems: the extension and the scripts.
 PRESS_FILES = sorted([*EXT.glob("*.py"), *(ROOT / "scripts").glob("*.py")])
-MAP_ENTRY = re.compile(r"^\* ``ext\.(\w+)``: (.*)$", re.MULTILINE)
+MAP_ENTRY = re.compile(r"^\* ``ext\.(\w+)``: (.*(?:\n  .*)*)$", re.MULTILINE)
 SPHINX_PACKAGES = ("sphinx", "docutils", "myst_nb.sphinx_")
 
 
@@ -58,18 +58,24 @@ def _defines_setup(path: Path) -> bool:
 # ---------------------------------------------------------------------------- the map
 
 
+def _map() -> dict[str, str]:
+    """Module -> job as ext/__init__.py lists them (continuation lines joined)."""
+    return {name: " ".join(job.split()) for name, job in MAP_ENTRY.findall(ext.__doc__)}
+
+
 def test_map_lists_every_module_with_the_first_line_of_its_docstring():
-    listed = dict(MAP_ENTRY.findall(ext.__doc__))
+    listed = _map()
     expected = {name: _job(path) for name, path in _modules().items()}
     missing = [f"* ``ext.{n}``: {job}" for n, job in expected.items() if n not in listed]
     assert not missing, "add to the map in ext/__init__.py:\n" + "\n".join(missing)
     assert not set(listed) - set(expected), "the map lists modules that do not exist"
     for name, job in expected.items():
-        assert listed[name] == job, f"ext.{name}: the map says {listed[name]!r}, its docstring {job!r}"
+        assert listed[name] == job, (
+            f"ext.{name}: the map says {listed[name]!r}, its docstring {job!r}")
 
 
 def test_map_lists_the_extensions_in_setup_order_then_the_pure_modules():
-    entries = [name for name, _ in MAP_ENTRY.findall(ext.__doc__)]
+    entries = list(_map())
     extensions = [m.removeprefix("ext.") for m in ext.SUBMODULES]
     assert entries[: len(extensions)] == extensions
     for name, path in _modules().items():
