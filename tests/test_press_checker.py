@@ -193,6 +193,13 @@ def test_refresh_rewrites_changed_inserted_and_removed_blocks(book):
     assert again.returncode == 0, again.stdout
 
 
+def test_unknown_chapter_is_an_error_listing_the_known_ones(book):
+    result = check(book, "--chapters", "01", "1", in_process=True)
+    assert result.returncode == 2
+    assert "no chapter '1' in the book (known: 01, 02)" in result.stderr
+    assert result.stdout == ""  # not even chapter 01 ran
+
+
 @pytest.mark.parametrize("kind", list(Kind), ids=lambda k: k.subtype)
 def test_refresh_refuses_exactly_the_fatal_kinds(book, kind):
     """A drifted chapter with one problem of ``kind``: refreshed unless the kind is fatal, and
