@@ -1,19 +1,44 @@
 """The press: a Sphinx extension that executes, gates and publishes the book.
 
-Each submodule does one job and declares its own settings in its ``setup()``:
+Each module does one job, said by the first line of its docstring and repeated here (a test
+keeps this map equal to the modules; an entry may continue on indented lines). Sphinx
+extensions, set up in this order by ``setup()`` below, each declaring its own settings:
 
-* ``ext.stage``    harvest ``#@save`` cells, stage a library per chapter, enforce the order rule
-* ``ext.gate``     compare each cell's stdout with its recorded ``Output:`` block
-* ``ext.parity``   in a translation, check cells and outputs equal the English ones
-* ``ext.callouts`` render Evidence / Pitfall / In production callouts
-* ``ext.timings``  per-chapter execution times and the budget warning
-* ``ext.planned``  links to planned, unwritten chapters shown as plain text
-* ``ext.offline``  serve MathJax and mermaid from ``_static`` (assets pinned in ``ext.assets``)
-* ``ext.zh_search`` the Chinese search language, working around sphinx-doc/sphinx#14229
-* ``ext.lang_switch`` a link on every page to the same page in the other language
+* ``ext.stage``: Sphinx side of the order rule: each chapter's kernel imports a library of
+  earlier saves.
+* ``ext.gate``: The drift gate: every executed cell must print exactly its recorded ``Output:``
+  block.
+* ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the
+  English ones.
+* ``ext.callouts``: Render the book's evidence callouts as three distinct admonitions.
+* ``ext.timings``: Per-chapter execution times: a table written with every build, and a budget
+  warning.
+* ``ext.planned``: Links to chapters that are planned but not written yet render as plain text.
+* ``ext.offline``: Serve MathJax and mermaid from the build's own ``_static``, so the site works
+  from file://.
+* ``ext.zh_search``: Chinese search that works in Sphinx 9.0 (sphinx-doc/sphinx#14229).
+* ``ext.lang_switch``: A link on every page to the same page in the book's other language.
+* ``ext.print_layout``: The printed book: a title page, a table of contents and a print
+  stylesheet for ``singlehtml``.
 
-Pure logic shared with ``scripts/`` lives in ``ext.chapters``, ``ext.outputs``, ``ext.library``,
-``ext.locales``, ``ext.execute`` and ``ext.assets``, which do not import Sphinx.
+Pure modules, shared with ``scripts/`` and not importing Sphinx:
+
+* ``ext.chapters``: Read a chapter file: its front matter, code cells and recorded output blocks.
+* ``ext.outputs``: Compare what a cell printed with what the text records, and rewrite recorded
+  blocks.
+* ``ext.library``: The ``agentrl`` library: harvested from ``#@save`` cells, staged per chapter.
+* ``ext.execute``: Run a chapter's code cells in a fresh kernel, outside Sphinx (the checker's
+  executor).
+* ``ext.locales``: Locale parity: a translation has the English chapter's cells and outputs,
+  byte for byte.
+* ``ext.problems``: Every kind of problem the press reports, in one table (like myst-nb's
+  ``warnings_.py``).
+* ``ext.assets``: The browser assets the site serves itself: which npm packages, which files,
+  where they live.
+* ``ext.toolchain``: What, besides its cells and its library, decides a chapter's printed
+  outputs.
+* ``ext.kernel_guard``: Kernel start-up file (run as ``PYTHONSTARTUP``): the import rule,
+  enforced at run time.
 """
 
 from __future__ import annotations

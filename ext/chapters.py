@@ -29,8 +29,12 @@ class ChapterError(Exception):
         super().__init__(message)
         self.path, self.line, self.message = Path(path), line, message
 
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.location}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,8 @@ class Chapter:
     def name(self) -> str:
         return self.path.stem
 
-    def prose(self) -> str:
-        """The text with code cells and recorded outputs removed: what a translator translates."""
+    def prose_lines(self) -> list[tuple[int, str]]:
+        """(1-based line, text) of every line but front matter, code cells and recorded outputs."""
         lines = self.text.splitlines()
         drop: set[int] = set()
         for cell in self.cells:
@@ -86,7 +90,11 @@ class Chapter:
             if cell.output:
                 drop.update(range(cell.output.label_line - 1, cell.output.end_line))
         body_start = _front_matter_end(lines)
-        return "\n".join(l for i, l in enumerate(lines) if i >= body_start and i not in drop)
+        return [(i + 1, l) for i, l in enumerate(lines) if i >= body_start and i not in drop]
+
+    def prose(self) -> str:
+        """The text with code cells and recorded outputs removed: what a translator translates."""
+        return "\n".join(text for _, text in self.prose_lines())
 
 
 def _front_matter_end(lines: list[str]) -> int:
@@ -199,6 +207,25 @@ def _reject_stray_outputs(lines: list[str], cells: list[CodeCell], path: Path) -
 def chapter_key(path: Path) -> str:
     """The short name used on command lines: '02' for 02-rl-fundamentals.md, 'sources'."""
     return Path(path).stem.split("-")[0]
+
+
+class UnknownChapterError(ValueError):
+    """A chapter key on a command line that names no chapter of the book."""
+
+
+def select_chapters(paths: list[Path], wanted: list[str]) -> list[Path]:
+    """The chapters named by ``wanted`` (keys '02', 'A', or stems), in that order; ``['all']``
+    is every one. A key that names none raises :class:`UnknownChapterError` listing the keys."""
+    if wanted == ["all"]:
+        return list(paths)
+    chosen = []
+    for key in wanted:
+        matches = [p for p in paths if chapter_key(p) == key or p.stem == key]
+        if not matches:
+            raise UnknownChapterError(f"no chapter {key!r} in the book (known: "
+                                      f"{', '.join(chapter_key(p) for p in paths)})")
+        chosen.extend(matches)
+    return chosen
 
 
 def book_order(book_dir: Path | str) -> list[Path]:

@@ -88,7 +88,7 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
     ]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
-    failure = None
+    failure, timed_out = None, False
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agentrl-check-") as cwd:
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
@@ -97,16 +97,17 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
             book_dir = chapter.path.resolve().parent.parent  # book/<locale>/NN.md -> book/
             client.execute(env=kernel_environment(staged_dir, book_dir, threads, numeric), cwd=cwd)
         except CellTimeoutError:
-            failure = f"TimeoutError: ran past the {timeout} s timeout"
+            failure, timed_out = f"TimeoutError: ran past the {timeout} s timeout", True
         except DeadKernelError as exc:
             failure = f"the kernel died: {exc}"
         except CellExecutionError:
             failure = None  # the error output is recorded in the failing cell
-    runs = attach_failure(notebook.cells, cell_runs(notebook.cells), failure)
+    runs = attach_failure(notebook.cells, cell_runs(notebook.cells), failure, timed_out)
     return ChapterRun(runs, time.perf_counter() - start, failure)
 
 
-def attach_failure(cells, runs: list[CellRun], failure: str | None) -> list[CellRun]:
+def attach_failure(cells, runs: list[CellRun], failure: str | None,
+                   timed_out: bool = False) -> list[CellRun]:
     """Charge a failure that left no error output (timeout, dead kernel) to the cell it hit.
 
     A timeout interrupts the kernel, so that cell may show only a bare ``KeyboardInterrupt``;
@@ -120,5 +121,6 @@ def attach_failure(cells, runs: list[CellRun], failure: str | None) -> list[Cell
     started = [i for i, c in enumerate(cells) if c.get("execution_count") is not None]
     index = errors[0] if errors else (started[-1] if started else 0)
     runs = list(runs)
-    runs[index] = CellRun(runs[index].stdout, runs[index].stderr, failure, runs[index].displays)
+    runs[index] = CellRun(runs[index].stdout, runs[index].stderr, failure, runs[index].displays,
+                          timed_out)
     return runs

@@ -2,9 +2,13 @@
 
 Runs at ``doctree-read``, after myst-nb has executed (or fetched from the cache) a chapter and
 written the executed notebook to ``jupyter_execute/``. Each problem is a warning at the file
-line of the recorded block (or of the cell), with ``type='agentrl'`` and a subtype naming the
-kind of problem (``drift``, ``error``, ``missing-output`` ...). The page keeps the executed
-output and drops the recorded copy, so a reader sees one output per cell.
+line of the recorded block (or of the cell), of a kind listed in ``ext.problems`` (``drift``,
+``error``, ``missing-output`` ...). The page keeps the executed output and drops the recorded
+copy, so a reader sees one output per cell.
+
+The gate reads what myst-nb renders, so it is only right under the myst-nb settings in
+:data:`REQUIRED_MYST_NB`; ``builder-inited`` refuses to build with any other value, and a
+chapter may not override them in its front matter.
 """
 
 from __future__ import annotations
@@ -16,16 +20,37 @@ import nbformat
 from docutils import nodes
 from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from .chapters import OUTPUT_LABEL, ChapterError, read_chapter
 from .execute import attach_failure, cell_runs
 from .outputs import CellRun, check_chapter
+from .problems import Kind, warn
 
 logger = logging.getLogger(__name__)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+#: myst-nb setting (without ``nb_``) -> (the value the gate needs, why).
+REQUIRED_MYST_NB = {
+    "execution_mode": ("cache", "chapters run through jupyter-cache, keyed by the staged "
+                       "library's hash (ext.stage); 'off' or an excluded chapter is never "
+                       "gated, and the other modes ignore that key"),
+    "execution_excludepatterns": ((), "an excluded chapter is not executed, so its recorded "
+                                  "outputs would pass unchecked"),
+    "execution_raise_on_error": (False, "a failing cell must become a warning at its file and "
+                                 "line (and the cells after it 'not run'), not abort the build"),
+    "execution_allow_errors": (False, "execution must stop at the first failing cell, as the "
+                               "checker's does, so both report the same cells"),
+    "execution_in_temp": (True, "the checker runs each chapter in a fresh temporary directory; "
+                          "the build must give it the same working directory"),
+    "merge_streams": (False, "myst-nb's merge rewrites newlines where a print spans a flush, "
+                      "which changes the text compared; the gate joins the chunks exactly"),
+    "output_stderr": ("show", "the gate finds stderr in the rendered page; any other value "
+                      "removes it or reports it in myst-nb's words instead of at the cell"),
+}
 
 
 def _executed_cells(app: Sphinx, docname: str):
@@ -96,35 +121,58 @@ def _drop_recorded_blocks(doctree: nodes.document) -> None:
             label.parent.remove(label)
 
 
+def _comparable(value):
+    return tuple(value) if isinstance(value, list) else value  # conf.py may give a list
+
+
+def check_myst_nb_settings(app: Sphinx) -> None:
+    """Refuse to build under a myst-nb setting that would make the gate wrong or blind."""
+    wrong = [f"  nb_{name} = {app.config[f'nb_{name}']!r}: the press needs {required!r}, "
+             f"because {why}" for name, (required, why) in REQUIRED_MYST_NB.items()
+             if _comparable(app.config[f"nb_{name}"]) != required]
+    if wrong:
+        raise ConfigError("myst-nb settings the drift gate depends on are changed "
+                          "(conf.py or -D):\n" + "\n".join(wrong))
+
+
+def _overridden_settings(chapter) -> list[str]:
+    """Required settings a chapter overrides in its front matter (``mystnb:``)."""
+    overrides = chapter.metadata.get("mystnb") or {}
+    return sorted(set(overrides) & set(REQUIRED_MYST_NB)) if isinstance(overrides, dict) else []
+
+
 def gate_chapter(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     if docname not in getattr(app.env, "agentrl_chapters", set()):
-        return
-    exec_data = NbMetadataCollector.get_exec_data(app.env, docname)
-    if not exec_data:  # execution is off: the recorded blocks are all the reader gets
         return
     path = Path(app.env.doc2path(docname))
     try:
         chapter = read_chapter(path)
     except ChapterError as error:
-        logger.warning(error.message, location=(docname, error.line), type="agentrl",
-                       subtype="format")
+        warn(logger, Kind.FORMAT, error.message, (docname, error.line))
         return
+    overridden = _overridden_settings(chapter)
+    if overridden:
+        warn(logger, Kind.FORMAT, f"the front matter overrides mystnb {', '.join(overridden)}, "
+             "which the drift gate needs as conf.py sets them", (docname, 1))
+    exec_data = NbMetadataCollector.get_exec_data(app.env, docname)
+    if not exec_data:
+        return  # not executed: the override warned above fails the build
     runs = _runs_from_doctree(doctree)
     if exec_data.get("error"):  # executed just now and failed: the written notebook is complete
         cells = _executed_cells(app, docname)
         timeout = app.config.nb_execution_timeout
-        failure = (f"TimeoutError: ran past nb_execution_timeout ({timeout} s)"
-                   if exec_data["error"] == "CellTimeoutError"
+        timed_out = exec_data["error"] == "CellTimeoutError"
+        failure = (f"TimeoutError: ran past nb_execution_timeout ({timeout} s)" if timed_out
                    else f"execution failed: {exec_data['error']}")
-        runs = attach_failure(cells, cell_runs(cells), failure)
+        runs = attach_failure(cells, cell_runs(cells), failure, timed_out)
     for problem in check_chapter(chapter, runs):
-        logger.warning(problem.message, location=(docname, problem.line), type="agentrl",
-                       subtype=problem.kind)
+        warn(logger, problem.kind, problem.message, (docname, problem.line))
     _merge_stream_blocks(doctree)
     _drop_recorded_blocks(doctree)
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", check_myst_nb_settings)
     app.connect("doctree-read", gate_chapter)
     return {"parallel_read_safe": False, "parallel_write_safe": True}

@@ -9,13 +9,20 @@ Rules enforced here (each violation is a :class:`~ext.chapters.ChapterError` wit
 
 A *staged* library holds the saves of the chapters before a given one. Its directory is named
 by the hash of its text, so the name is the cache key: unchanged saves reuse the same stage.
+A stage is written to a temporary directory and renamed into place, under a lock shared by
+every builder and checker staging into the same root, and reused only when its text is
+exactly the text it should hold, so an interrupted or damaged stage is rebuilt.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import fcntl
 import hashlib
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,15 +138,46 @@ def library_text(blocks: list[SaveBlock], later: dict[str, str] | None = None) -
     return "".join(parts)
 
 
+_TEMPORARY_PREFIX = ".staging-"
+
+
+def _holds(directory: Path, text: str) -> bool:
+    """True when ``directory`` is a complete stage of exactly ``text``."""
+    target = directory / PACKAGE / "__init__.py"
+    try:
+        return target.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+@contextlib.contextmanager
+def _locked(root: Path):
+    """Hold an exclusive lock on ``root`` (builders of both locales may stage at once)."""
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def stage(blocks: list[SaveBlock], later: dict[str, str], root: Path) -> Path:
-    """Write a staged library under ``root/<hash>/agentrl``; returns the directory to import from."""
+    """Stage a library under ``root/<hash>/agentrl``; returns the directory to import from."""
     text = library_text(blocks, later)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    directory = Path(root) / digest
-    target = directory / PACKAGE / "__init__.py"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    root = Path(root)
+    directory = root / digest
+    if _holds(directory, text):
+        return directory
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root):
+        if _holds(directory, text):  # another process staged it while this one waited
+            return directory
+        for left in root.glob(_TEMPORARY_PREFIX + "*"):  # from a process killed mid-write
+            shutil.rmtree(left, ignore_errors=True)
+        temporary = Path(tempfile.mkdtemp(prefix=_TEMPORARY_PREFIX, dir=root))
+        (temporary / PACKAGE).mkdir()
+        (temporary / PACKAGE / "__init__.py").write_text(text, encoding="utf-8")
+        if directory.exists():  # damaged: a partial write, or edited by hand
+            shutil.rmtree(directory)
+        temporary.rename(directory)
     return directory
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .chapters import OUTPUT_LABEL, Chapter, CodeCell
+from .problems import Kind
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
@@ -24,6 +25,7 @@ class CellRun:
     stderr: str = ""
     error: str | None = None  # "ExcName: message" when the cell raised
     displays: int = 0  # rich outputs (a bare expression's repr, display() calls)
+    timed_out: bool = False  # the error is the execution timeout, not the cell's own
 
 
 def normalise(text: str) -> str:
@@ -54,7 +56,7 @@ class Problem:
     """One gate failure, located at a file line."""
 
     line: int
-    kind: str  # drift | missing-output | stale-output | error | display | stderr
+    kind: Kind
     message: str
 
 
@@ -63,34 +65,36 @@ def check_cell(cell: CodeCell, run: CellRun) -> list[Problem]:
     problems: list[Problem] = []
     where = f"cell {cell.index + 1}"
     if run.error:
-        problems.append(Problem(cell.line, "error", f"{where} raised {run.error}"))
+        problems.append(Problem(cell.line, Kind.TIMEOUT if run.timed_out else Kind.ERROR,
+                                f"{where} raised {run.error}"))
     if run.displays:
         problems.append(
-            Problem(cell.line, "display", f"{where} displays a value; print it instead")
+            Problem(cell.line, Kind.DISPLAY, f"{where} displays a value; print it instead")
         )
     if run.stderr.strip():
         first = normalise(run.stderr).splitlines()[0]
-        problems.append(Problem(cell.line, "stderr", f"{where} wrote to stderr: {first}"))
+        problems.append(Problem(cell.line, Kind.STDERR, f"{where} wrote to stderr: {first}"))
     if cell.is_save and run.stdout:
-        problems.append(Problem(cell.line, "save-prints", f"{where} is a #@save cell and prints"))
+        problems.append(Problem(cell.line, Kind.SAVE_PRINTS,
+                                f"{where} is a #@save cell and prints"))
     if cell.output is None:
         if normalise(run.stdout) and not cell.is_save:
             problems.append(
-                Problem(cell.line, "missing-output", f"{where} prints but has no 'Output:' block")
+                Problem(cell.line, Kind.MISSING_OUTPUT, f"{where} prints but has no 'Output:' block")
             )
         return problems
     if run.error:  # output after a failure says nothing new
         return problems
     if not normalise(run.stdout):
         problems.append(
-            Problem(cell.output.label_line, "stale-output",
+            Problem(cell.output.label_line, Kind.STALE_OUTPUT,
                     f"{where} prints nothing but has a recorded 'Output:' block")
         )
         return problems
     diff = output_diff(cell.output.text, run.stdout, cell.is_volatile)
     if diff:
         problems.append(
-            Problem(cell.output.fence_line, "drift",
+            Problem(cell.output.fence_line, Kind.DRIFT,
                     f"output of {where} differs from the recorded block:\n{diff}")
         )
     return problems
@@ -100,14 +104,14 @@ def check_chapter(chapter: Chapter, runs: list[CellRun]) -> list[Problem]:
     """Problems of a whole run; cells after one that failed are reported once, not each."""
     problems: list[Problem] = []
     if len(runs) != len(chapter.cells):
-        problems.append(Problem(1, "format", f"{len(runs)} cells ran but the chapter has "
+        problems.append(Problem(1, Kind.FORMAT, f"{len(runs)} cells ran but the chapter has "
                                              f"{len(chapter.cells)}"))
     for cell, run in zip(chapter.cells, runs):
         problems.extend(check_cell(cell, run))
         if run.error:
             rest = len(chapter.cells) - cell.index - 1
             if rest:
-                problems.append(Problem(cell.line, "not-run",
+                problems.append(Problem(cell.line, Kind.NOT_RUN,
                                         f"the {rest} cells after cell {cell.index + 1} did not run"))
             break
     return problems

@@ -13,6 +13,7 @@ from sphinx.util import logging
 
 from .chapters import ChapterError, read_chapter
 from .locales import first_difference
+from .problems import Kind, warn
 
 logger = logging.getLogger(__name__)
 
@@ -23,19 +24,17 @@ def check_parity(app: Sphinx, docname: str, source: list[str]) -> None:
     english = (Path(app.srcdir) / app.config.agentrl_code_dir / f"{docname}.md").resolve()
     translated = Path(app.env.doc2path(docname))
     if not english.exists():
-        logger.warning(f"no English chapter {english.name} to translate",
-                       location=(docname, 1), type="agentrl", subtype="parity")
+        warn(logger, Kind.PARITY, f"no English chapter {english.name} to translate",
+             (docname, 1))
         return
     try:
         difference = first_difference(read_chapter(english), read_chapter(translated, source[0]))
     except ChapterError as error:
-        logger.warning(error.message, location=f"{error.path}:{error.line}",
-                       type="agentrl", subtype="format")
+        warn(logger, Kind.FORMAT, error.message, error.location)
         return
     if difference:
-        logger.warning(f"{difference.message} (see {english}:{difference.source_line}); "
-                       "run scripts/sync_locales.py", location=(docname, difference.line),
-                       type="agentrl", subtype="parity")
+        warn(logger, Kind.PARITY, f"{difference.message} (see {english}:"
+             f"{difference.source_line}); run scripts/sync_locales.py", (docname, difference.line))
 
 
 def setup(app: Sphinx) -> dict:

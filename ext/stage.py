@@ -21,6 +21,7 @@ from .chapters import ChapterError, book_order, read_chapter, set_kernel_display
 from . import toolchain
 from .execute import kernel_variables
 from .library import Staging, check_imports, check_uses, stage
+from .problems import Kind, warn
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +39,6 @@ def _is_notebook(path: Path) -> bool:
         return True  # malformed: let the gate report it at its line
 
 
-def warn(error: ChapterError, subtype: str) -> None:
-    logger.warning(error.message, location=f"{error.path}:{error.line}",
-                   type="agentrl", subtype=subtype)
-
-
 def harvest_book(app: Sphinx) -> None:
     """Read the canonical chapters and build the staging plan (``app.env.agentrl_staging``)."""
     app.env.agentrl_staging = None
@@ -54,7 +50,8 @@ def harvest_book(app: Sphinx) -> None:
         chapters = [read_chapter(p) for p in book_order(_canonical_dir(app))]
         staging = Staging.of(chapters)
     except ChapterError as error:
-        warn(error, "library")  # chapters then run against an empty library: fail fast
+        # Chapters then run against an empty library: fail fast.
+        warn(logger, Kind.LIBRARY, error.message, error.location)
         return
     app.env.agentrl_staging = staging
     for chapter in chapters:
@@ -62,7 +59,7 @@ def harvest_book(app: Sphinx) -> None:
             try:
                 check(chapter)
             except ChapterError as error:
-                warn(error, "order")
+                warn(logger, Kind.ORDER, error.message, error.location)
     os.environ.update(kernel_variables(Path(app.srcdir).parent))
 
 

@@ -14,6 +14,8 @@ from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from .problems import Kind, warn
+
 logger = logging.getLogger(__name__)
 
 
@@ -36,8 +38,8 @@ def report_times(app: Sphinx, env) -> None:
     budget = app.config.agentrl_chapter_budget
     for docname, row in table.items():
         if row["seconds"] is not None and row["seconds"] > budget:
-            logger.warning(f"chapter took {row['seconds']:.1f} s, over its {budget} s budget",
-                           location=(docname, 1), type="agentrl", subtype="budget")
+            warn(logger, Kind.BUDGET, f"chapter took {row['seconds']:.1f} s, over its {budget} s "
+                 "budget", (docname, 1))
     path = Path(app.outdir).parent / "timings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from ext.chapters import ChapterError  # noqa: E402
 from ext.library import PACKAGE, library_text, load_book  # noqa: E402
+from ext.problems import Kind, report_line  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _, staging = load_book(args.book)
     except ChapterError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print("error: " + report_line(error.location, Kind.LIBRARY, error.message),
+              file=sys.stderr)
         return 1
     text = library_text(list(staging.blocks))
     current = args.out.read_text(encoding="utf-8") if args.out.exists() else None

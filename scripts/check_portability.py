@@ -31,12 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import ChapterError, read_chapter  # noqa: E402
+from ext.chapters import ChapterError, UnknownChapterError, read_chapter, select_chapters  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
 from ext.library import load_book  # noqa: E402
 from ext.outputs import check_chapter  # noqa: E402
+from ext.problems import Kind, report_line  # noqa: E402
 from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
-from scripts.check_tutorial_snippets import select  # noqa: E402
 
 
 def run_under(path: Path, staged: Path, numeric: NumericPath, timeout: int) -> tuple[list[str], float]:
@@ -44,7 +44,7 @@ def run_under(path: Path, staged: Path, numeric: NumericPath, timeout: int) -> t
     chapter = read_chapter(path)
     result = run_chapter(chapter, staged, timeout=timeout, threads=numeric.threads,
                          numeric=numeric.variables)
-    problems = [f"{path}:{p.line}: [{numeric.name}] {p.message}"
+    problems = [report_line(f"{path}:{p.line}", p.kind, f"[{numeric.name}] {p.message}")
                 for p in check_chapter(chapter, result.runs)]
     return problems, result.seconds
 
@@ -81,9 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         english, staging = load_book(book / "en")
     except ChapterError as error:
-        print(error)
+        print(report_line(error.location, Kind.LIBRARY, error.message))
         return 1
-    paths = [book / args.locale / p.name for p in select([c.path for c in english], args.chapters)]
+    try:
+        chosen_paths = select_chapters([c.path for c in english], args.chapters)
+    except UnknownChapterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    paths = [book / args.locale / p.name for p in chosen_paths]
     chosen = [p for p in NUMERIC_PATHS if p.name in args.paths]
     stage_root = args.root / "_build" / "staged"
     # Staged here, before the workers start, so no two of them write the same stage.

@@ -7,8 +7,10 @@
 Each chapter runs in a fresh kernel, in a temporary directory, against a library staged from
 the saves of earlier chapters only (the same staging as the build). Exit status 0 when every
 block matches, 1 otherwise; problems are printed as ``file:line: message`` with a diff
-*recorded -> executed*. With ``--refresh`` the recorded blocks are rewritten from the run
-(a cell that raised is never refreshed); read every changed output afterwards.
+*recorded -> executed*, each tagged with its kind (``[agentrl.drift]``; the kinds are listed in
+``ext/problems.py``). With ``--refresh`` the recorded blocks are rewritten from the run, unless
+a problem of a fatal kind (a cell that raised, a timeout ...) says the run cannot be recorded;
+read every changed output afterwards.
 """
 
 from __future__ import annotations
@@ -20,33 +22,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import ChapterError, chapter_key, read_chapter  # noqa: E402
+from ext.chapters import (  # noqa: E402
+    Chapter, ChapterError, UnknownChapterError, read_chapter, select_chapters,
+)
 from ext.execute import run_chapter  # noqa: E402
 from ext.library import check_imports, check_uses, load_book  # noqa: E402
-from ext.outputs import check_chapter, refresh_text  # noqa: E402
+from ext.outputs import CellRun, Problem, check_chapter, refresh_text  # noqa: E402
+from ext.problems import Kind, report_line  # noqa: E402
 
 
-def select(paths: list[Path], wanted: list[str]) -> list[Path]:
-    """Chapters whose file name starts with one of ``wanted`` ('02', 'A', ...) or all."""
-    if wanted == ["all"]:
-        return paths
-    chosen = []
-    for key in wanted:
-        matches = [p for p in paths if chapter_key(p) == key or p.stem == key]
-        if not matches:
-            raise SystemExit(f"error: no chapter {key!r} in the book (known: "
-                             f"{', '.join(chapter_key(p) for p in paths)})")
-        chosen.extend(matches)
-    return chosen
+def refresh(chapter: Chapter, runs: list[CellRun], problems: list[Problem]) -> list[Problem]:
+    """Record what the cells printed, unless a fatal problem says the run cannot be recorded.
+
+    Returns the problems left: all of them when refused, else those a refresh does not repair.
+    """
+    if any(p.kind.fatal for p in problems):
+        return problems
+    text = refresh_text(chapter, runs)
+    if text != chapter.text:
+        chapter.path.write_text(text, encoding="utf-8")
+        print(f"{chapter.path}: refreshed recorded outputs; read them and update the prose")
+    return [p for p in problems if not p.kind.refreshable]
 
 
 def check_one(path: Path, staging, stage_root: Path, args) -> bool:
     try:
         chapter = read_chapter(path)
+    except ChapterError as error:
+        print(report_line(error.location, Kind.FORMAT, error.message))
+        return False
+    try:
         check_imports(chapter)
         check_uses(chapter, staging)
     except ChapterError as error:
-        print(error)
+        print(report_line(error.location, Kind.ORDER, error.message))
         return False
     if not chapter.cells:
         return True
@@ -54,14 +63,9 @@ def check_one(path: Path, staging, stage_root: Path, args) -> bool:
     result = run_chapter(chapter, staged, timeout=args.timeout, threads=args.threads)
     problems = check_chapter(chapter, result.runs)
     for problem in problems:
-        print(f"{path}:{problem.line}: {problem.message}")
-    fatal = [p for p in problems if p.kind in ("error", "not-run", "format", "save-prints")]
-    if args.refresh and not fatal:
-        text = refresh_text(chapter, result.runs)
-        if text != chapter.text:
-            path.write_text(text, encoding="utf-8")
-            print(f"{path}: refreshed recorded outputs; read them and update the prose")
-        problems = []
+        print(report_line(f"{path}:{problem.line}", problem.kind, problem.message))
+    if args.refresh:
+        problems = refresh(chapter, result.runs, problems)
     status = "ok" if not problems else f"{len(problems)} problem(s)"
     print(f"{path.name}: {len(chapter.cells)} cells, {status} ({result.seconds:.1f} s)")
     return not problems
@@ -81,9 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         english, staging = load_book(book / "en")
     except ChapterError as error:
-        print(error)
+        print(report_line(error.location, Kind.LIBRARY, error.message))
         return 1
-    paths = [book / args.locale / p.name for p in select([c.path for c in english], args.chapters)]
+    try:
+        chosen = select_chapters([c.path for c in english], args.chapters)
+    except UnknownChapterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    paths = [book / args.locale / p.name for p in chosen]
     ok = [check_one(p, staging, args.root / "_build" / "staged", args) for p in paths]
     return 0 if all(ok) else 1
 

@@ -7,7 +7,10 @@
 Translators edit only prose. Each translation records in its front matter (``en_prose_sha``)
 the hash of the English prose it translates; ``--check`` lists translations whose English
 prose has changed since (stale, a warning: exit status is unaffected) and untranslated chapters.
-Syncing needs the same number of cells in both files; otherwise it names the file to fix.
+For a stale translation it shows what changed in the English, paragraph by paragraph with
+their current line numbers: the stamped revision is found in the git history of the English
+file. Syncing needs the same number of cells in both files; otherwise it names the file to fix.
+An unknown chapter for ``--stamp`` is an error (exit 2) that lists the known ones.
 """
 
 from __future__ import annotations
@@ -20,9 +23,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import Chapter, ChapterError, book_order, chapter_key, read_chapter  # noqa: E402
-from ext.locales import PROSE_KEY, first_difference, is_stale, prose_hash  # noqa: E402
+from ext.chapters import (  # noqa: E402
+    Chapter, ChapterError, UnknownChapterError, book_order, chapter_key, read_chapter,
+    select_chapters,
+)
+from ext.locales import (  # noqa: E402
+    PROSE_KEY, HistoryError, first_difference, is_stale, prose_changes, prose_hash, stamp_of,
+    stamped_revision,
+)
 from ext.outputs import set_output_block  # noqa: E402
+from ext.problems import Kind, report_line  # noqa: E402
 
 
 def synced_text(source: Chapter, translation: Chapter) -> str:
@@ -51,6 +61,32 @@ def stamp(source: Chapter, translation: Chapter) -> str:
     return "---\n" + value + "\n" + text[4:]
 
 
+def show_prose_changes(source: Chapter, translation: Chapter) -> None:
+    """Print what changed in the English prose since the revision the translation stamps."""
+    stamp = stamp_of(translation)
+    if stamp is None:
+        print(f"  {translation.path} was never stamped: translate all of {source.path.name}")
+        return
+    try:
+        revision = stamped_revision(source.path, stamp)
+    except HistoryError as error:
+        print(f"  cannot show what changed: no git history of {source.path} ({error})")
+        return
+    if revision is None:
+        print(f"  cannot show what changed: no commit of {source.path} has the stamped prose "
+              f"({PROSE_KEY} {stamp}); the history does not contain the translated revision")
+        return
+    print(f"  what changed in {source.path.name} since {revision.commit[:10]} "
+          f"({revision.date}):")
+    for change in prose_changes(revision.chapter, source):
+        what = ("changed" if change.old and change.new else
+                "added" if change.new else "removed (it stood before this line)")
+        print(f"  {source.path}:{change.line}: {what}")
+        for sign, text in (("-", change.old), ("+", change.new)):
+            for line in (text or "").splitlines():
+                print(f"    {sign} {line}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
@@ -63,33 +99,40 @@ def main(argv: list[str] | None = None) -> int:
     try:
         order = book_order(book / "en")
     except ChapterError as error:
-        print(error)
+        print(report_line(error.location, Kind.FORMAT, error.message))
         return 1
+    try:
+        to_stamp = set(select_chapters(order, args.stamp)) if args.stamp else set()
+    except UnknownChapterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     for en_path in order:
         target = book / args.locale / en_path.name
         if not target.exists():
-            print(f"{target}: untranslated")
+            print(report_line(str(target), Kind.UNTRANSLATED, "untranslated"))
             failed |= args.check
             continue
         try:
             source, translation = read_chapter(en_path), read_chapter(target)
-            if chapter_key(en_path) in args.stamp:
+            if en_path in to_stamp:
                 target.write_text(stamp(source, translation), encoding="utf-8")
                 print(f"{target}: stamped as translating the current English prose")
                 translation = read_chapter(target)
             difference = first_difference(source, translation)
             if difference and args.check:
-                print(f"{target}:{difference.line}: {difference.message} "
-                      f"(see {en_path}:{difference.source_line})")
+                print(report_line(f"{target}:{difference.line}", Kind.PARITY,
+                                  f"{difference.message} (see {en_path}:{difference.source_line})"))
                 failed = True
             elif difference:
                 target.write_text(synced_text(source, translation), encoding="utf-8")
                 print(f"{target}: code cells and outputs copied from {en_path.name}")
             if is_stale(source, translation):
-                print(f"{target}: stale: the English prose changed since it was translated "
-                      f"(translate, then run --stamp {chapter_key(en_path)})")
+                print(report_line(str(target), Kind.STALE_TRANSLATION,
+                                  "stale: the English prose changed since it was translated "
+                                  f"(translate, then run --stamp {chapter_key(en_path)})"))
+                show_prose_changes(source, translation)
         except ChapterError as error:
-            print(error)
+            print(report_line(error.location, Kind.FORMAT, error.message))
             failed = True
     return 1 if failed else 0
 

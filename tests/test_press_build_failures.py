@@ -170,11 +170,39 @@ def test_raising_cell_fails_the_build_naming_chapter_and_cell(failing):
 def test_timeout_fails_the_build_naming_chapter_and_cell(failing):
     root, build = failing
     path = chapter(root, EN02)
-    build.find(path, line_of(path, "import time") - 1, "agentrl.error", "cell 3")
+    build.find(path, line_of(path, "import time") - 1, "agentrl.timeout", "cell 3")
 
 
 def test_timeout_warning_says_it_was_the_timeout(failing):
     root, build = failing
     path = chapter(root, EN02)
-    warning = build.find(path, line_of(path, "import time") - 1, "agentrl.error", "cell 3")
+    warning = build.find(path, line_of(path, "import time") - 1, "agentrl.timeout", "cell 3")
     assert "timeout" in warning.message or "timed out" in warning.message, warning.message
+
+
+# ---------------------------------------------------------------------------- myst-nb settings
+
+
+def test_build_refuses_myst_nb_settings_the_gate_depends_on(tmp_path):
+    root = copy_book(tmp_path)
+    build = sphinx_build(root, "en", "nb_execution_mode=off", "nb_merge_streams=1",
+                         "nb_output_stderr=remove")
+    assert build.returncode != 0
+    assert "myst-nb settings the drift gate depends on are changed" in build.stderr
+    for setting in ("nb_execution_mode = 'off': the press needs 'cache', because",
+                    "nb_merge_streams = True: the press needs False, because",
+                    "nb_output_stderr = 'remove': the press needs 'show', because"):
+        assert setting in build.stderr, build.stderr
+    assert "nb_execution_raise_on_error" not in build.stderr  # only the changed ones
+    assert "Executing notebook" not in build.stdout
+
+
+def test_chapter_may_not_override_a_setting_the_gate_depends_on(tmp_path):
+    root = copy_book(tmp_path)
+    path = chapter(root, EN01)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("---\n", "---\nmystnb:\n  execution_mode: \"off\"\n", 1),
+                    encoding="utf-8")
+    build = sphinx_build(root, "en")
+    assert build.returncode == 1
+    build.find(path, 1, "agentrl.format", "the front matter overrides mystnb execution_mode")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 
 import pytest
 
@@ -16,6 +17,7 @@ from press_helpers import (
     EN02,
     FIXTURE,
     HALF_BLOCK,
+    PRINTED_01,
     RIGHT,
     PYTHON,
     ROOT,
@@ -35,9 +37,16 @@ from press_helpers import (
     make_failing,
     problems,
     run,
+    run_script,
     set_volatile_block,
     use_later_save,
 )
+
+sys.path.insert(0, str(ROOT))
+
+from ext.chapters import read_chapter  # noqa: E402
+from ext.outputs import CellRun, Problem  # noqa: E402
+from ext.problems import Kind  # noqa: E402
 
 
 @pytest.fixture
@@ -63,7 +72,8 @@ def test_changed_number_is_drift_at_the_fence_with_a_diff(book):
     assert "--- recorded\n+++ executed\n" in result.stdout
     assert f"-{WRONG}\n+{RIGHT}\n" in result.stdout
     assert problems(result.stdout) == [
-        f"{path}:{fence}: output of cell 2 differs from the recorded block:"], result.stdout
+        f"{path}:{fence}: output of cell 2 differs from the recorded block: [agentrl.drift]"
+    ], result.stdout
 
 
 def test_missing_and_stale_blocks_and_a_displayed_value(book):
@@ -129,9 +139,9 @@ def test_raising_cell_names_chapter_and_cell(failing_run):
     # Cells before the failure are still compared; the blocks of cells that never ran are not
     # reported one by one.
     assert [p for p in problems(result.stdout) if p.startswith(f"{path}:")] == [
-        f"{path}:{fence}: output of cell 2 differs from the recorded block:",
-        f"{path}:{cell}: cell 3 raised ValueError: boom in the fixture",
-        f"{path}:{cell}: the 2 cells after cell 3 did not run",
+        f"{path}:{fence}: output of cell 2 differs from the recorded block: [agentrl.drift]",
+        f"{path}:{cell}: cell 3 raised ValueError: boom in the fixture [agentrl.error]",
+        f"{path}:{cell}: the 2 cells after cell 3 did not run [agentrl.not-run]",
     ]
 
 
@@ -147,7 +157,8 @@ def test_timeout_message_says_it_was_the_timeout(failing_run):
     book, result, _ = failing_run
     path = chapter(book, EN02)
     line = assert_reports(result, path, line_of(path, "import time") - 1, "cell 3")
-    assert "timeout" in line or "timed out" in line, line
+    assert "timeout" in line.removesuffix("[agentrl.timeout]") and line.endswith(
+        "[agentrl.timeout]"), line
 
 
 def test_refresh_never_touches_a_chapter_whose_cell_raised(failing_run):
@@ -180,6 +191,32 @@ def test_refresh_rewrites_changed_inserted_and_removed_blocks(book):
     assert path.read_text(encoding="utf-8") == expected
     again = check(book, "--chapters", "01")
     assert again.returncode == 0, again.stdout
+
+
+def test_unknown_chapter_is_an_error_listing_the_known_ones(book):
+    result = check(book, "--chapters", "01", "1", in_process=True)
+    assert result.returncode == 2
+    assert "no chapter '1' in the book (known: 01, 02)" in result.stderr
+    assert result.stdout == ""  # not even chapter 01 ran
+
+
+@pytest.mark.parametrize("kind", list(Kind), ids=lambda k: k.subtype)
+def test_refresh_refuses_exactly_the_fatal_kinds(book, kind):
+    """A drifted chapter with one problem of ``kind``: refreshed unless the kind is fatal, and
+    the problem is still reported afterwards unless a refresh repairs it."""
+    path, _ = make_drift(book)
+    before = path.read_text(encoding="utf-8")
+    printed = iter(PRINTED_01)
+    chapter_ = read_chapter(path)
+    runs = [CellRun(next(printed) if cell.output else "") for cell in chapter_.cells]
+    problem = Problem(1, kind, "the problem")
+    checker = run_script.__globals__["_script"]("check_tutorial_snippets.py")
+    left = checker.refresh(chapter_, runs, [problem])
+    refreshed = path.read_text(encoding="utf-8")
+    assert (refreshed == before) == kind.fatal
+    if not kind.fatal:
+        assert refreshed == (FIXTURE / EN01).read_text(encoding="utf-8")
+    assert left == ([] if kind.refreshable else [problem])
 
 
 # ---------------------------------------------------------------------------- the real book

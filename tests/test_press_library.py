@@ -6,6 +6,8 @@ staged library's runtime guard are also exercised directly through ext/library.p
 
 from __future__ import annotations
 
+import concurrent.futures
+import shutil
 import sys
 
 import pytest
@@ -181,3 +183,40 @@ def test_stage_name_changes_only_with_earlier_saves(tmp_path):
     assert after["02-next.md"] != before["02-next.md"]
     assert "(edited)" in (tmp_path / "staged" / after["02-next.md"] / "agentrl" /
                           "__init__.py").read_text(encoding="utf-8")
+
+
+def test_truncated_stage_is_rebuilt(tmp_path):
+    """A stage cut short (a builder killed mid-write by the old in-place writer, a full disk)
+    has the right name but not the right text: the next stage rebuilds it."""
+    _, staging = load_book(copy_book(tmp_path / "b") / "book" / "en")
+    directory = staging.stage("02-next.md", tmp_path / "staged")
+    library = directory / "agentrl" / "__init__.py"
+    whole = library.read_text(encoding="utf-8")
+    library.write_text(whole[: len(whole) // 2], encoding="utf-8")
+    assert staging.stage("02-next.md", tmp_path / "staged") == directory
+    assert library.read_text(encoding="utf-8") == whole
+    result = _in_stage(directory, "import agentrl; print(agentrl.triple(2))")
+    assert (result.returncode, result.stdout) == (0, "6\n"), result.stderr
+
+
+def test_stage_without_its_library_and_left_over_temporary_are_repaired(tmp_path):
+    _, staging = load_book(copy_book(tmp_path / "b") / "book" / "en")
+    root = tmp_path / "staged"
+    directory = staging.stage("02-next.md", root)
+    whole = (directory / "agentrl" / "__init__.py").read_text(encoding="utf-8")
+    shutil.rmtree(directory / "agentrl")
+    (root / ".staging-killed").mkdir()  # what a process killed before its rename leaves
+    assert staging.stage("02-next.md", root) == directory
+    assert (directory / "agentrl" / "__init__.py").read_text(encoding="utf-8") == whole
+    assert sorted(p.name for p in root.iterdir()) == [".lock", directory.name]
+
+
+def test_concurrent_stagings_of_one_library_agree(tmp_path):
+    _, staging = load_book(copy_book(tmp_path / "b") / "book" / "en")
+    root = tmp_path / "staged"
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        directories = set(pool.map(lambda _: staging.stage("02-next.md", root), range(16)))
+    assert len(directories) == 1
+    result = _in_stage(directories.pop(), "import agentrl; print(agentrl.SCALE)")
+    assert (result.returncode, result.stdout) == (0, "3\n"), result.stderr
+    assert not list(root.glob(".staging-*"))

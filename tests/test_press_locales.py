@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from press_helpers import (
@@ -101,7 +103,9 @@ def test_stale_prose_is_listed_until_stamped(book):
     assert result.returncode == 0  # staleness is a warning, not a failure
     assert result.stdout.splitlines() == [
         f"{zh01}: stale: the English prose changed since it was translated "
-        "(translate, then run --stamp 01)"]
+        "(translate, then run --stamp 01) [agentrl.stale-translation]",
+        f"  cannot show what changed: no git history of {en01.resolve()} "
+        f"({git_log_error(en01)})"]
     # Code edits in English do not make the prose stale (they are synced, not translated).
     stamp_before = zh01.read_text(encoding="utf-8").splitlines()[1]
     stamped = sync(book, "--stamp", "01")
@@ -145,3 +149,99 @@ def test_stamp_made_only_of_digits_still_matches(book, monkeypatch):
     # An old unquoted stamp of digits is read as text too.
     edit(zh01, 'en_prose_sha: "655626067084"', "en_prose_sha: 655626067084")
     assert sync(book, "--check").stdout == ""
+
+
+def test_stamp_of_an_unknown_chapter_is_an_error_listing_the_known_ones(book):
+    before = chapter(book, ZH01).read_text(encoding="utf-8")
+    result = sync(book, "--stamp", "1")
+    assert result.returncode == 2
+    assert "no chapter '1' in the book (known: 01, 02)" in result.stderr
+    assert result.stdout == ""  # nothing synced, nothing stamped
+    assert chapter(book, ZH01).read_text(encoding="utf-8") == before
+
+
+# ---------------------------------------------------------------------------- what changed
+
+
+def git(root, *args):
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def git_log_error(path) -> str:
+    """What ``git log`` says about a file outside any repository (the tests' temporary dirs)."""
+    return subprocess.run(["git", "-C", str(path.resolve().parent), "log", "--", path.name],
+                          capture_output=True, text=True).stderr.strip()
+
+
+def commit_all(root, message):
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(book):
+    """The fixture book as a git repository: the translated revision, then two later commits
+    that change the English prose (one paragraph changed, one added, one removed)."""
+    git(book, "init", "-q")
+    commit_all(book, "translated revision")
+    en01 = chapter(book, EN01)
+    edit(en01, "This chapter saves one constant and one function.",
+         "This chapter saves a constant and a function.")
+    commit_all(book, "reword the opening")
+    edit(en01, "A cell that prints two lines.\n", "A cell that prints two lines.\n\n"
+         "A sentence the translation has never seen.\n")
+    edit(en01, "\nA second printing cell.\n", "\n")
+    commit_all(book, "add one paragraph, remove another")
+    return book
+
+
+def test_stale_translation_shows_each_changed_paragraph_with_its_line(repo):
+    assert "A second printing cell." in (FIXTURE / EN01).read_text(encoding="utf-8")
+    en01, zh01 = chapter(repo, EN01), chapter(repo, ZH01)
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    result = sync(repo, "--check")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{zh01}: stale: ")
+    assert lines[1].startswith(f"  what changed in 01-basics.md since {first[:10]} (")
+    assert lines[2:] == [
+        f"  {en01}:{line_of(en01, 'This chapter saves a constant and a function.')}: changed",
+        "    - This chapter saves one constant and one function.",
+        "    + This chapter saves a constant and a function.",
+        f"  {en01}:{line_of(en01, 'A sentence the translation has never seen.')}: added",
+        "    + A sentence the translation has never seen.",
+        f"  {en01}:{line_of(en01, 'A cell whose numbers are masked when compared.')}: removed "
+        "(it stood before this line)",
+        "    - A second printing cell.",
+    ]
+
+
+def test_uncommitted_english_edit_is_compared_with_the_stamped_commit(repo):
+    en01 = chapter(repo, EN01)
+    edit(en01, "A sentence the translation has never seen.", "A sentence, now edited.")
+    result = sync(repo, "--check")
+    assert f"  {en01}:{line_of(en01, 'A sentence, now edited.')}: added" in result.stdout
+    assert "never seen" not in result.stdout
+
+
+def test_stamp_not_in_history_says_so(repo):
+    zh01 = chapter(repo, ZH01)
+    stamp = zh01.read_text(encoding="utf-8").splitlines()[1]
+    edit(zh01, stamp, 'en_prose_sha: "0123456789ab"')
+    result = sync(repo, "--check")
+    assert (f"  cannot show what changed: no commit of {chapter(repo, EN01).resolve()} has the "
+            "stamped prose (en_prose_sha 0123456789ab); the history does not contain the "
+            "translated revision") in result.stdout.splitlines()
+
+
+def test_never_stamped_translation_says_translate_it_all(repo):
+    zh01 = chapter(repo, ZH01)
+    edit(zh01, zh01.read_text(encoding="utf-8").splitlines()[1] + "\n", "")
+    result = sync(repo, "--check")
+    assert f"  {zh01} was never stamped: translate all of 01-basics.md" in result.stdout
+
+
+def test_restamped_translation_is_quiet(repo):
+    sync(repo, "--stamp", "01")
+    assert sync(repo, "--check").stdout == ""

@@ -28,17 +28,14 @@ Seeded and single-threaded: a rerun gives the same numbers. It took about 30 min
 evaluation), less on an idle one.
 """
 
-import sys
 import pathlib
-
-import torch
+import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import seeds_common as sc  # noqa: E402
 
 import agentrl as arl  # noqa: E402
 
-NAME = 'grpo_seeds'
 GROUP_SIZE = 4                                   # G episodes per task
 TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
 VARIANT = 'grpo'
@@ -46,23 +43,9 @@ EPOCHS = 1
 CLIP_EPS = 0.2
 
 
-def train(model, env, rl_tasks, tok, seed):
-    opt = torch.optim.Adam(model.parameters(), lr=sc.LR)
-    batches = sc.task_batches(rl_tasks, seed, TASKS_PER_STEP)
-    history = []
-    for _ in range(sc.STEPS):
-        tasks, sample_seed = next(batches)
-        groups = arl.collect_groups(model, env, tasks, tok, GROUP_SIZE, seed=sample_seed)
-        history.append(arl.grpo_step(model, opt, groups, variant=VARIANT, epochs=EPOCHS,
-                                     clip_eps=CLIP_EPS, grad_clip=sc.GRAD_CLIP))
-    return history
-
-
-def main():
-    recipe = {'method': 'GRPO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
-              'variant': VARIANT, 'epochs': EPOCHS, 'clip_eps': CLIP_EPS,
-              'advantages': 'group_advantages(scale="std"): (r - mean) / (std + 1e-6) per group'}
-    sc.run_lab(NAME, train, recipe, summarise)
+def update(model, opt, groups):
+    return arl.grpo_step(model, opt, groups, variant=VARIANT, epochs=EPOCHS, clip_eps=CLIP_EPS,
+                         grad_clip=sc.GRAD_CLIP)
 
 
 def summarise(history):
@@ -73,4 +56,8 @@ def summarise(history):
 
 
 if __name__ == '__main__':
-    main()
+    sc.run_lab('grpo_seeds', sc.Method(update, group_size=GROUP_SIZE, summarise=summarise),
+               {'method': 'GRPO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
+                'variant': VARIANT, 'epochs': EPOCHS, 'clip_eps': CLIP_EPS,
+                'advantages': 'group_advantages(scale="std"): (r - mean) / (std + 1e-6) per group'},
+               sc.arguments(__doc__))

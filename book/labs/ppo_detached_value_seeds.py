@@ -30,11 +30,9 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import seeds_common as sc  # noqa: E402
-from ppo_seeds import CLIP_EPS, EPOCHS, GAMMA, LAM, MINIBATCHES, VF_COEF, summarise  # noqa: E402
+from ppo_seeds import RECIPE, summarise, update  # noqa: E402
 
 import agentrl as arl  # noqa: E402
-
-NAME = 'ppo_detached_value_seeds'
 
 
 class DetachedValueHead(arl.ValueHead):
@@ -51,30 +49,9 @@ class DetachedValueHead(arl.ValueHead):
         return p.head(h), self.value(h.detach()).squeeze(-1)                 # [B, T, V], [B, T]
 
 
-def train(model, env, rl_tasks, tok, seed):
-    critic = DetachedValueHead(model)
-    opt = torch.optim.Adam(critic.parameters(), lr=sc.LR)
-    batches = sc.task_batches(rl_tasks, seed, sc.EPISODES_PER_STEP)
-    history = []
-    for _ in range(sc.STEPS):
-        tasks, sample_seed = next(batches)
-        episodes = arl.collect_episodes(critic.policy, env, tasks, tok, seed=sample_seed)
-        history.append(arl.ppo_update(critic, opt, episodes, epochs=EPOCHS,
-                                      minibatches=MINIBATCHES, clip_eps=CLIP_EPS,
-                                      vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
-                                      grad_clip=sc.GRAD_CLIP))
-    return history
-
-
-def main():
-    recipe = {'method': 'PPO, value loss on the head only (ablation)',
-              'model': 'ValueHead(warm start) whose value reads detached hidden states',
-              'episodes_per_task': 1, 'epochs': EPOCHS, 'minibatches': MINIBATCHES,
-              'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
-              'aggregation': 'token-mean', 'value_clipping': False,
-              'advantages': 'gae(gamma, lam) with the value head, not normalised'}
-    sc.run_lab(NAME, train, recipe, summarise)
-
-
 if __name__ == '__main__':
-    main()
+    sc.run_lab('ppo_detached_value_seeds',
+               sc.Method(update, learner=DetachedValueHead, summarise=summarise),
+               {'method': 'PPO, value loss on the head only (ablation)',
+                'model': 'ValueHead(warm start) whose value reads detached hidden states',
+                **RECIPE}, sc.arguments(__doc__))

@@ -36,14 +36,11 @@ the cores are shared.
 import pathlib
 import sys
 
-import torch
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import seeds_common as sc  # noqa: E402
 
 import agentrl as arl  # noqa: E402
 
-NAME = 'ppo_seeds'
 EPOCHS = 2
 MINIBATCHES = 2
 CLIP_EPS = 0.2
@@ -51,31 +48,17 @@ VF_COEF = 0.5
 GAMMA = 1.0
 LAM = 0.95
 DIAGNOSTICS = ('clip_fraction', 'approx_kl', 'ratio_mean', 'value_loss', 'grad_norm')
+RECIPE = {'episodes_per_task': 1, 'epochs': EPOCHS, 'minibatches': MINIBATCHES,
+          'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
+          'aggregation': 'token-mean', 'value_clipping': False,
+          'advantages': 'gae(gamma, lam) with the value head, not normalised'}
 
 
-def train(model, env, rl_tasks, tok, seed):
-    """Wrap the warm start in a ValueHead and run sc.STEPS PPO updates on it, in place."""
-    critic = arl.ValueHead(model)                # model stays the policy: run_lab evaluates it
-    opt = torch.optim.Adam(critic.parameters(), lr=sc.LR)
-    batches = sc.task_batches(rl_tasks, seed, sc.EPISODES_PER_STEP)
-    history = []
-    for _ in range(sc.STEPS):
-        tasks, sample_seed = next(batches)
-        episodes = arl.collect_episodes(critic.policy, env, tasks, tok, seed=sample_seed)
-        history.append(arl.ppo_update(critic, opt, episodes, epochs=EPOCHS,
-                                      minibatches=MINIBATCHES, clip_eps=CLIP_EPS,
-                                      vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
-                                      grad_clip=sc.GRAD_CLIP))
-    return history
-
-
-def main():
-    recipe = {'method': 'PPO', 'model': 'ValueHead(warm start), value head zero-initialised',
-              'episodes_per_task': 1, 'epochs': EPOCHS, 'minibatches': MINIBATCHES,
-              'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
-              'aggregation': 'token-mean', 'value_clipping': False,
-              'advantages': 'gae(gamma, lam) with the value head, not normalised'}
-    sc.run_lab(NAME, train, recipe, summarise)
+def update(critic, opt, episodes):
+    """One ppo_update with the chapter's defaults on episodes sampled by critic.policy."""
+    return arl.ppo_update(critic, opt, episodes, epochs=EPOCHS, minibatches=MINIBATCHES,
+                          clip_eps=CLIP_EPS, vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
+                          grad_clip=sc.GRAD_CLIP)
 
 
 def summarise(history):
@@ -90,4 +73,7 @@ def summarise(history):
 
 
 if __name__ == '__main__':
-    main()
+    # The warm start stays the policy (it samples and is evaluated); the value head wraps it.
+    sc.run_lab('ppo_seeds', sc.Method(update, learner=arl.ValueHead, summarise=summarise),
+               {'method': 'PPO', 'model': 'ValueHead(warm start), value head zero-initialised',
+                **RECIPE}, sc.arguments(__doc__))

@@ -27,27 +27,23 @@ Seeded and single-threaded: a rerun gives the same numbers. It takes about 10 mi
 the cores are shared.
 """
 
-import torch
+import pathlib
+import sys
 
-import agentrl as arl
-from seeds_common import EPISODES_PER_STEP, GRAD_CLIP, LR, STEPS, run_lab, task_batches
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import seeds_common as sc  # noqa: E402
+
+import agentrl as arl  # noqa: E402
 
 AGGREGATION = 'seq-mean-token-sum'
 
 
-def train(model, env, rl_tasks, tok, seed):
-    """The chapter's recipe: Adam, one episode per task at temperature 1, reinforce_step."""
-    torch.manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=LR)
-    batches = task_batches(rl_tasks, seed, EPISODES_PER_STEP)
-    history = []
-    for _ in range(STEPS):
-        tasks, sampling_seed = next(batches)
-        episodes = arl.collect_episodes(model, env, tasks, tok, seed=sampling_seed)
-        history.append(arl.reinforce_step(model, opt, episodes, AGGREGATION, GRAD_CLIP))
-    return history
+def update(model, opt, episodes):
+    """The chapter's recipe: one reinforce_step on one episode per task at temperature 1."""
+    return arl.reinforce_step(model, opt, episodes, AGGREGATION, sc.GRAD_CLIP)
 
 
 if __name__ == '__main__':
-    run_lab('reinforce_seeds', train, {'aggregation': AGGREGATION,
-                                       'returns': 'episode reward (0 or 1), no baseline'})
+    sc.run_lab('reinforce_seeds', sc.Method(update),
+               {'aggregation': AGGREGATION, 'returns': 'episode reward (0 or 1), no baseline'},
+               sc.arguments(__doc__))

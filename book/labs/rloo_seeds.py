@@ -49,41 +49,20 @@ import seeds_common as sc  # noqa: E402
 
 import agentrl as arl  # noqa: E402
 
-NAME = 'rloo_seeds'
-BASELINE = '--no-baseline' not in sys.argv      # the ablation: raw rewards as weights
-if not BASELINE:
-    NAME = 'grouped_reinforce_seeds'
 GROUP_SIZE = 4                                   # G episodes per task
 TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
 AGGREGATION = 'seq-mean-token-sum'
 
 
-def train(model, env, rl_tasks, tok, seed):
-    opt = torch.optim.Adam(model.parameters(), lr=sc.LR)
-    batches = sc.task_batches(rl_tasks, seed, TASKS_PER_STEP)
-    history = []
-    for _ in range(sc.STEPS):
-        tasks, sample_seed = next(batches)
-        groups = arl.collect_groups(model, env, tasks, tok, GROUP_SIZE, seed=sample_seed)
-        rewards = torch.tensor([[e.reward for e in g] for g in groups])          # [B, G]
-        advantages = arl.rloo_advantages(rewards) if BASELINE else rewards       # [B, G]
-        episodes = [e for g in groups for e in g]
-        stats = arl.pg_step(model, opt, episodes, advantages.flatten(), AGGREGATION,
-                            sc.GRAD_CLIP)
-        stats['groups'] = len(groups)
-        stats['constant_groups'] = int((rewards == rewards[:, :1]).all(-1).sum())
-        history.append(stats)
-    return history
-
-
-def main():
-    recipe = {'method': 'RLOO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
-              'aggregation': AGGREGATION,
-              'advantages': 'rloo_advantages: r_i - mean of the other G-1 rewards of the group'}
-    if not BASELINE:
-        recipe.update(method='REINFORCE on groups (ablation)',
-                      advantages='raw episode rewards (0 or 1), no baseline')
-    sc.run_lab(NAME, train, recipe, summarise)
+def update(model, opt, groups, baseline=True):
+    """Leave-one-out advantages (or, for the ablation, raw rewards) and one pg_step."""
+    rewards = torch.tensor([[e.reward for e in g] for g in groups])          # [B, G]
+    advantages = arl.rloo_advantages(rewards) if baseline else rewards       # [B, G]
+    episodes = [e for g in groups for e in g]
+    stats = arl.pg_step(model, opt, episodes, advantages.flatten(), AGGREGATION, sc.GRAD_CLIP)
+    stats['groups'] = len(groups)
+    stats['constant_groups'] = int((rewards == rewards[:, :1]).all(-1).sum())
+    return stats
 
 
 def summarise(history):
@@ -92,6 +71,20 @@ def summarise(history):
             'constant_groups': sum(h['constant_groups'] for h in history),
             'silent_steps': sum(h['constant_groups'] == h['groups'] for h in history),
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
+
+
+def main():
+    args = sc.arguments(__doc__, ('--no-baseline', 'the ablation: raw rewards as weights'))
+    recipe = {'method': 'RLOO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
+              'aggregation': AGGREGATION,
+              'advantages': 'rloo_advantages: r_i - mean of the other G-1 rewards of the group'}
+    if args.no_baseline:
+        recipe.update(method='REINFORCE on groups (ablation)',
+                      advantages='raw episode rewards (0 or 1), no baseline')
+    method = sc.Method(lambda model, opt, groups: update(model, opt, groups, not args.no_baseline),
+                       group_size=GROUP_SIZE, summarise=summarise)
+    name = 'grouped_reinforce_seeds' if args.no_baseline else 'rloo_seeds'
+    sc.run_lab(name, method, recipe, args)
 
 
 if __name__ == '__main__':
