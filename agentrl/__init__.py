@@ -983,13 +983,33 @@ def _read_result_file(path, limit=1 << 20):
     return res if isinstance(res, dict) else None
 
 
+def _sandbox_limits():
+    """SANDBOX_LIMITS as (resource name, value) pairs for setrlimit."""
+    lim = SANDBOX_LIMITS
+    return [('RLIMIT_CPU', lim['cpu_s']), ('RLIMIT_AS', lim['memory_mb'] << 20),
+            ('RLIMIT_NPROC', lim['processes']), ('RLIMIT_FSIZE', lim['file_mb'] << 20),
+            ('RLIMIT_NOFILE', lim['open_files']), ('RLIMIT_CORE', 0)]
+
+
+def _sandbox_outcome(res, tests, prot):
+    """The child's answer (a dict, or None if it gave none) compared with the expected values."""
+    want = [w for _, w in tests]
+    failed = (False,) * len(want)
+    if res is None:
+        return SandboxResult('killed', '', (), failed, prot)
+    if res.get('load'):
+        return SandboxResult('load_error', str(res['load']), (), failed, prot)
+    got = tuple(str(g) for g in res.get('out', ()))
+    if len(got) != len(want):
+        return SandboxResult('killed', '', (), failed, prot)
+    got = tuple(re.sub(r' at 0x[0-9a-f]+', ' at 0x?', g) for g in got)  # no addresses
+    return SandboxResult('ok', '', got, tuple(g == w for g, w in zip(got, want)), prot)
+
+
 def run_sandboxed(code, tests, timeout=2.0):
     """Run sol.py = `code` on tests ((call, expected), ...) in a throwaway sandbox."""
     prefix, drop, prot = sandbox_setup()
-    lim = SANDBOX_LIMITS
-    limits = [('RLIMIT_CPU', lim['cpu_s']), ('RLIMIT_AS', lim['memory_mb'] << 20),
-              ('RLIMIT_NPROC', lim['processes']), ('RLIMIT_FSIZE', lim['file_mb'] << 20),
-              ('RLIMIT_NOFILE', lim['open_files']), ('RLIMIT_CORE', 0)]
+    limits = _sandbox_limits()
     request = json.dumps({'calls': [c for c, _ in tests], 'limits': limits, 'drop': drop,
                           'uid': SANDBOX_UID, 'private_tmp': 'private_tmp' in prot,
                           'host_mnt': _mount_namespace()}).encode()
@@ -1012,17 +1032,308 @@ def run_sandboxed(code, tests, timeout=2.0):
         res = _read_result_file(os.path.join(work, 'result.json'))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    want = [w for _, w in tests]
-    failed = (False,) * len(want)
-    if res is None:
-        return SandboxResult('killed', '', (), failed, prot)
-    if res.get('load'):
-        return SandboxResult('load_error', str(res['load']), (), failed, prot)
-    got = tuple(str(g) for g in res.get('out', ()))
-    if len(got) != len(want):
-        return SandboxResult('killed', '', (), failed, prot)
-    got = tuple(re.sub(r' at 0x[0-9a-f]+', ' at 0x?', g) for g in got)  # no addresses
-    return SandboxResult('ok', '', got, tuple(g == w for g, w in zip(got, want)), prot)
+    return _sandbox_outcome(res, tests, prot)
+
+# ---- saved in 04-environments-and-tools.md ----
+import atexit
+import fcntl
+import queue
+import select
+import struct
+import time
+import weakref
+
+SANDBOX_UID_BASE = 61000          # uids 61000-61999: one per live worker, only when root
+SANDBOX_UID_LOCKS = '/tmp/agentrl-sandbox-uids'
+
+# A long-lived worker: started once under the namespaces, it forks one fresh child per call.
+# It never decodes a request or a result (the child does), so no text of one call stays in
+# the worker's memory for the next child to find: both buffers are zeroed after each call.
+SANDBOX_WORKER = r'''
+import ctypes, json, os, resource, select, struct, sys
+del sys.path[0]                                   # agentrl sandbox worker
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1)                                 # PR_SET_CHILD_SUBREAPER: orphans come to us
+IN, OUT = os.dup(0), os.dup(1)
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+
+def read_exact(n):
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = os.readv(IN, [view[got:]])
+        if k == 0:
+            os._exit(0)                           # the trainer is gone
+        got += k
+    return buf
+
+cfg = json.loads(read_exact(struct.unpack('>I', read_exact(4))[0]))
+if cfg['private_tmp'] and os.readlink('/proc/self/ns/mnt') == cfg['host_mnt']:
+    os._exit(1)                                   # never mount in the host's namespace
+
+def child(buf, w):
+    req = json.loads(buf)
+    os.setsid()
+    if cfg['private_tmp']:                        # a mount namespace and /tmp of its own
+        if libc.unshare(0x20000) != 0 or libc.mount(None, b'/', None, 0x44000, None) != 0:
+            os._exit(1)                           # CLONE_NEWNS; MS_REC | MS_PRIVATE
+        for d in (b'/tmp', b'/var/tmp', b'/dev/shm'):
+            if libc.mount(b'tmpfs', d, b'tmpfs', 0, b'size=1m') != 0:
+                os._exit(1)
+    work = os.path.join(cfg['tmp'], 'bugfix-%d' % os.getpid())
+    os.mkdir(work, 0o700)
+    with open(os.path.join(work, 'sol.py'), 'w') as f:
+        f.write(req['code'])
+    if cfg['uid'] is not None:
+        os.chown(work, cfg['uid'], cfg['uid'])
+    os.chdir(work)
+    os.dup2(w, 3)
+    os.closerange(4, 1 << 16)                     # nothing of the worker's stays open
+    for name, value in cfg['limits']:
+        resource.setrlimit(getattr(resource, name), (value, value))
+    if cfg['uid'] is not None:
+        os.setgroups([]); os.setgid(cfg['uid']); os.setuid(cfg['uid'])
+    main, show, ns, out, load = os.getpid(), ascii, {'__name__': 'sol'}, [], ''
+    try:
+        exec(compile(req['code'], 'sol.py', 'exec'), ns)
+    except BaseException as e:
+        load = type(e).__name__ + (' line %s' % e.lineno if isinstance(e, SyntaxError) else '')
+    for call in ([] if load else req['calls']):
+        try:
+            out.append(show(eval(call, ns))[:100])
+        except BaseException as e:
+            out.append('!' + type(e).__name__)
+    if os.getpid() == main:                       # a forked copy of us leaves quietly
+        os.write(3, json.dumps({'load': load, 'out': out}).encode())
+
+def kill_all(pid):
+    """SIGKILL the call's process group, then every process reparented to us, until none."""
+    try:
+        os.killpg(pid, 9)
+    except OSError:
+        pass
+    me = os.getpid()
+    while True:
+        try:
+            with open('/proc/self/task/%d/children' % me) as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        if not kids:
+            return
+        for k in kids:
+            try:
+                os.kill(k, 9)
+            except OSError:
+                pass
+        for k in kids:
+            try:
+                os.waitpid(k, 0)
+            except ChildProcessError:
+                pass
+
+def remove(path):
+    """Delete the call's directory (a plain one when there is no private /tmp)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        for name in os.listdir(path):
+            full = os.path.join(path, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                remove(full)
+            else:
+                os.unlink(full)
+        os.rmdir(path)
+
+while True:
+    nonce, timeout, n = struct.unpack('>8sdI', read_exact(20))
+    buf = read_exact(n)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child(buf, w)
+        finally:
+            os._exit(0)
+    os.close(w)
+    for i in range(n):
+        buf[i] = 0
+    fd = os.pidfd_open(pid)
+    if not select.select([fd], [], [], timeout)[0]:
+        pass                                      # over the wall clock: killed below
+    os.close(fd)
+    kill_all(pid)
+    if not cfg['private_tmp']:
+        try:
+            remove(os.path.join(cfg['tmp'], 'bugfix-%d' % pid))
+        except OSError:
+            pass
+    answer, got = bytearray((1 << 20) + 1), 0
+    view = memoryview(answer)
+    os.set_blocking(r, False)
+    while got < len(answer):
+        try:
+            k = os.readv(r, [view[got:]])
+        except BlockingIOError:
+            break
+        if k == 0:
+            break
+        got += k
+    os.close(r)
+    got = 0 if got == len(answer) else got        # over 1 MB: no answer
+    os.writev(OUT, [struct.pack('>8sI', nonce, got), view[:got]])
+    view.release()
+    answer[:got] = bytes(got)
+'''
+
+
+def _reserve_uid():
+    """A uid of SANDBOX_UID_BASE.. that no other live worker on this machine holds -> (uid, lock).
+    The lock file stays locked while the worker lives; the kernel releases it if we die."""
+    os.makedirs(SANDBOX_UID_LOCKS, mode=0o700, exist_ok=True)
+    for uid in range(SANDBOX_UID_BASE, SANDBOX_UID_BASE + 1000):
+        lock = open(os.path.join(SANDBOX_UID_LOCKS, str(uid)), 'w')
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, lock
+        except OSError:
+            lock.close()
+    raise RuntimeError(f'all 1000 sandbox uids from {SANDBOX_UID_BASE} are in use')
+
+
+class _Worker:
+    """One pre-forked worker process and its reserved uid."""
+
+    def __init__(self, prefix, drop, prot):
+        self.uid, self.lock = _reserve_uid() if drop else (None, None)
+        private_tmp = 'private_tmp' in prot
+        env = {'PATH': '/usr/bin:/bin', 'PYTHONHASHSEED': '0', 'PYTHONDONTWRITEBYTECODE': '1'}
+        self.proc = subprocess.Popen(
+            list(prefix) + [_sandbox_python(), '-s', '-S', '-c', SANDBOX_WORKER], cwd='/',
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        config = json.dumps({'limits': _sandbox_limits(), 'uid': self.uid,
+                             'private_tmp': private_tmp, 'host_mnt': _mount_namespace(),
+                             'tmp': '/tmp' if private_tmp else tempfile.gettempdir()}).encode()
+        try:
+            self.proc.stdin.write(struct.pack('>I', len(config)) + config)
+            self.proc.stdin.flush()
+        except OSError:
+            pass                                   # a worker that died at once: the call says so
+
+    def call(self, payload, timeout):
+        """Send one request -> the child's answer (a dict), or None. Raises OSError if the
+        worker died or did not answer in time (the caller replaces it)."""
+        nonce = os.urandom(8)
+        self.proc.stdin.write(struct.pack('>8sdI', nonce, timeout, len(payload)) + payload)
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout + 2.0
+        out = self.proc.stdout
+        while True:                                # frames of an earlier call are skipped
+            head = self._read(out, 12, deadline)
+            got, n = struct.unpack('>8sI', head)
+            body = self._read(out, n, deadline)
+            if got == nonce:
+                break
+        try:
+            res = json.loads(body) if body else None
+        except ValueError:
+            return None
+        return res if isinstance(res, dict) else None
+
+    @staticmethod
+    def _read(stream, n, deadline):
+        data = b''
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                raise OSError('sandbox worker did not answer in time')
+            part = os.read(stream.fileno(), n - len(data))
+            if not part:
+                raise OSError('sandbox worker died')
+            data += part
+        return data
+
+    def close(self):
+        _kill_group(self.proc.pid)                 # its PID namespace goes with it
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self.lock is not None:
+            self.lock.close()
+
+
+_LIVE_POOLS = weakref.WeakSet()
+
+
+class SandboxPool:
+    """Pre-forked sandboxes: run(code, tests, timeout) behaves like run_sandboxed.
+
+    `workers` processes start once, inside the isolation sandbox_setup found. Each call is a
+    fresh child forked from a free worker, with the same limits, a private directory (its own
+    /tmp when a mount namespace is available), no environment of the trainer's, and, as root,
+    a uid no other live sandbox holds, so RLIMIT_NPROC is a separate budget per sandbox.
+    A worker that dies or does not answer is replaced. Use `with SandboxPool() as pool:` or
+    close(); pools still open at interpreter exit are closed then.
+    """
+
+    def __init__(self, workers=1):
+        self.prefix, self.drop, prot = sandbox_setup()
+        self.protections = prot + (('separate_process_budget',) if self.drop else ())
+        self.free = queue.Queue()
+        self.replaced = 0
+        self.closed = False
+        for _ in range(workers):
+            self.free.put(_Worker(self.prefix, self.drop, prot))
+        _LIVE_POOLS.add(self)
+
+    def run(self, code, tests, timeout=2.0):
+        if self.closed:
+            raise RuntimeError('SandboxPool is closed')
+        payload = json.dumps({'code': code, 'calls': [c for c, _ in tests]}).encode()
+        worker = self.free.get()
+        if worker.proc.poll() is not None:         # died while idle: replace it first
+            worker = self._replace(worker)
+        try:
+            res = worker.call(payload, timeout)
+        except OSError:                            # died or hung during the call
+            worker = self._replace(worker)
+            res = None
+        finally:
+            self.free.put(worker)
+        return _sandbox_outcome(res, tests, self.protections)
+
+    def _replace(self, worker):
+        worker.close()
+        self.replaced += 1
+        return _Worker(self.prefix, self.drop, sandbox_setup()[2])
+
+    def pids(self):
+        """Process ids of the workers' top processes (for tests and monitoring)."""
+        return [w.proc.pid for w in list(self.free.queue)]
+
+    def close(self):
+        self.closed = True
+        while not self.free.empty():
+            self.free.get().close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@atexit.register
+def _close_pools():
+    for pool in list(_LIVE_POOLS):
+        pool.close()
 
 # ---- saved in 04-environments-and-tools.md ----
 def validate_task(task, run=run_sandboxed):
@@ -1142,8 +1453,9 @@ class BugFixEnv:
     Reward is 1.0 for a submit whose hidden tests all pass, else 0.0. A malformed call
     is answered with an error observation and costs a turn, like any other action."""
 
-    def __init__(self, max_turns=8, timeout=2.0, cache=None):
+    def __init__(self, max_turns=8, timeout=2.0, cache=None, sandbox=None):
         self.max_turns, self.timeout, self.cache = max_turns, timeout, cache
+        self.sandbox = sandbox          # run(code, tests, timeout), e.g. SandboxPool().run
         self.task, self.code, self.turn, self.done = None, '', 0, True
 
     def run(self, code, tests):
@@ -1151,7 +1463,7 @@ class BugFixEnv:
         key = (code, tests)
         if self.cache is not None and key in self.cache:
             return self.cache[key]
-        res = run_sandboxed(code, tests, timeout=self.timeout)
+        res = (self.sandbox or run_sandboxed)(code, tests, timeout=self.timeout)
         if self.cache is not None:
             self.cache[key] = res
         return res
