@@ -1665,6 +1665,232 @@ def collate_trajectories(trajectories, pad_id=0):
         logp[b, :n - 1] = t.logp
     return ids, action_mask, logp, real
 
+# ---- saved in 05-trajectories-and-templates.md ----
+import copy
+import math
+import concurrent.futures
+
+
+class _KVCache:
+    """Keys and values of many sequences at once: per block a pair [B, H, capacity, Dh],
+    and the number of tokens each row holds, length [B]. Rows are episodes; they start,
+    grow and leave independently."""
+
+    def __init__(self, model, rows, capacity=256):
+        block = model.blocks[0]
+        shape = (rows, block.n_heads, capacity, model.head_dim)
+        self.kv = [(torch.zeros(shape), torch.zeros(shape)) for _ in model.blocks]
+        self.length = torch.zeros(rows, dtype=torch.long)
+
+    def reserve(self, needed):
+        """Grow the capacity (doubling) so that positions up to `needed` - 1 fit."""
+        cap = self.kv[0][0].shape[2]
+        if needed > cap:
+            grow = max(needed, 2 * cap) - cap
+            self.kv = [tuple(torch.cat([t, t.new_zeros(*t.shape[:2], grow, t.shape[3])], 2)
+                             for t in pair) for pair in self.kv]
+
+    def keep(self, rows):
+        """Keep only these rows (a list of indices), in this order."""
+        index = torch.tensor(rows, dtype=torch.long)
+        self.kv = [(k[index], v[index]) for k, v in self.kv]
+        self.length = self.length[index]
+
+
+def _forward_rows(model, chunks, cache):
+    """Feed each row of the cache its own chunk of new tokens (a list of lists of ids; an
+    empty chunk feeds nothing) -> logits [B, V] at each row's last new token (zeros for an
+    empty chunk). Row b's tokens take positions cache.length[b], cache.length[b] + 1, ...
+
+    This is TinyAgent's forward pass with the tokens of all rows packed into one list, so
+    no work is spent on padding. Attention is the one step that needs the rows apart: one
+    batched call when every row feeds at most one token, else one call per row."""
+    B = len(chunks)
+    n_new = torch.tensor([len(c) for c in chunks], dtype=torch.long)           # [B]
+    row = torch.repeat_interleave(torch.arange(B), n_new)                      # [N]
+    pos = cache.length[row] + torch.cat([torch.arange(n) for n in n_new.tolist()])  # [N]
+    width = int((cache.length + n_new).max())                                  # keys in use
+    cache.reserve(width)
+    cos, sin = rotary_angles(pos, model.head_dim)
+    rope = (cos[:, None], sin[:, None])                                        # [N, 1, Dh/2]
+    x = model.embed(torch.tensor([i for c in chunks for i in c], dtype=torch.long))  # [N, D]
+    one_each = bool((n_new <= 1).all())
+    if one_each:                       # every row's query sees its keys up to its position
+        key_ok = torch.arange(width)[None, :] < (cache.length + n_new)[:, None]  # [B, Tk]
+        key_ok[:, 0] = True            # rows that feed nothing: any valid mask, output unused
+    for block, (k_all, v_all) in zip(model.blocks, cache.kv):
+        H, D = block.n_heads, x.shape[-1]
+        qkv = block.qkv(block.norm1(x)).view(-1, 3, H, D // H)                 # [N, 3, H, Dh]
+        q, k, v = rotate(qkv[:, 0], *rope), rotate(qkv[:, 1], *rope), qkv[:, 2]  # [N, H, Dh]
+        k_all[row, :, pos] = k
+        v_all[row, :, pos] = v
+        if one_each:
+            q_rows = q.new_zeros(B, H, 1, D // H)
+            q_rows[row, :, 0] = q
+            y = F.scaled_dot_product_attention(q_rows, k_all[:, :, :width], v_all[:, :, :width],
+                                               attn_mask=key_ok[:, None, None])  # [B, H, 1, Dh]
+            y = y[row, :, 0]                                                   # [N, H, Dh]
+        else:
+            parts, start = [], 0
+            for b, n in enumerate(n_new.tolist()):
+                if n:
+                    end = int(cache.length[b]) + n
+                    q_b = q[start:start + n].transpose(0, 1)[None]             # [1, H, n, Dh]
+                    allowed = torch.arange(end)[None, :] <= pos[start:start + n, None]
+                    parts.append(F.scaled_dot_product_attention(
+                        q_b, k_all[b:b + 1, :, :end], v_all[b:b + 1, :, :end],
+                        attn_mask=allowed)[0].transpose(0, 1))                 # [n, H, Dh]
+                    start += n
+            y = torch.cat(parts)
+        x = x + block.proj(y.reshape(-1, D))
+        x = x + block.down(F.gelu(block.up(block.norm2(x)), approximate='tanh'))
+    cache.length = cache.length + n_new
+    last = torch.cumsum(n_new, 0) - 1                                          # [B]
+    logits = model.head(model.norm(x[last.clamp_min(0)]))                      # [B, V]
+    return torch.where(n_new[:, None] > 0, logits, torch.zeros_like(logits))
+
+
+class _Episode:
+    """Bookkeeping of one episode, kept exactly as play_episode keeps it."""
+
+    def __init__(self, env, task, tokenizer, seed):
+        self.env, self.tok = env, tokenizer
+        self.gen = torch.Generator().manual_seed(seed)
+        first = env.reset(task)
+        self.segments = [([tokenizer.bos_id] + tokenizer.encode(first + '\n'), False)]
+        self.context = list(self.segments[0][0])
+        self.lp = [0.0] * len(self.context)
+        self.lines, self.turns, self.reward, self.done = [first], [], 0.0, False
+        self.fed, self.action, self.action_lp = 0, [], []
+
+    def step_env(self, max_turns):
+        """Send the finished action to the environment; True when the episode is over."""
+        action = self.tok.decode(self.action)
+        obs, r, self.done, _ = self.env.step(action)
+        self.reward += r
+        self.turns.append((action, obs))
+        self.lines += [action, obs]
+        more = not self.done and len(self.turns) < max_turns
+        obs_ids = self.tok.encode('\n' + obs + ('\n' if more else ''))
+        self.segments += [(self.action, True), (obs_ids, False)]
+        self.context += self.action + obs_ids
+        self.lp += self.action_lp + [0.0] * len(obs_ids)
+        self.action, self.action_lp = [], []
+        return not more
+
+    def trajectory(self):
+        ids, mask = build_action_mask(self.segments)
+        return Trajectory(ids, mask, torch.tensor(self.lp[1:]), self.reward, self.turns,
+                          '\n'.join(self.lines), self.done)
+
+
+@torch.no_grad()
+def rollout_batch(model, env, tasks, tokenizer, seeds, max_turns=8, temperature=1.0,
+                  max_action_tokens=48, top_p=1.0, batch_size=64, env_threads=1):
+    """Sample one episode per (task, seed) -> list of Trajectory, in input order.
+
+    Episode i is what rollout(model, env, tasks[i], tokenizer, seed=seeds[i], ...) samples:
+    it has its own copy of env (sharing env's cache and sandbox) and its own generator, which
+    draws the same uniforms at the same tokens. Up to batch_size episodes advance in lockstep
+    through one KV cache: all sample their current action token by token, a row whose action
+    has ended waits (feeding nothing), then every environment steps, and one forward pass
+    feeds each row its new observation. A finished episode's row takes the next waiting
+    episode; when none waits, finished rows are dropped once they are half the batch.
+    env_threads > 1 steps the environments concurrently (worth it with a SandboxPool).
+    """
+    stop = {tokenizer.end_call_id, tokenizer.eos_id}
+    waiting = list(range(len(tasks)))[::-1]
+    out = [None] * len(tasks)
+    rows, ids = [], []                  # per row: the _Episode and its index in tasks
+    cache = _KVCache(model, min(batch_size, len(tasks)))
+    pool = concurrent.futures.ThreadPoolExecutor(env_threads) if env_threads > 1 else None
+    try:
+        while waiting or rows:
+            free = [b for b, e in enumerate(rows) if e is None]
+            for b in free + list(range(len(rows), cache.length.shape[0])):
+                if not waiting:
+                    break
+                i = waiting.pop()
+                episode = _Episode(copy.copy(env), tasks[i], tokenizer, seeds[i])
+                if b < len(rows):
+                    rows[b], ids[b] = episode, i
+                else:
+                    rows.append(episode)
+                    ids.append(i)
+                cache.length[b] = 0
+            dead = [b for b, e in enumerate(rows) if e is None]
+            if dead and 2 * len(dead) >= len(rows):
+                keep = [b for b, e in enumerate(rows) if e is not None]
+                cache.keep(keep)
+                rows, ids = [rows[b] for b in keep], [ids[b] for b in keep]
+            # one action per live row, token by token; the first forward feeds what is new
+            chunks = [e.context[e.fed:] if e else [] for e in rows]
+            sampling = [e is not None for e in rows]
+            while any(sampling):
+                logits = _forward_rows(model, chunks, cache)
+                live = [b for b, s in enumerate(sampling) if s]
+                token, logq = _sample_rows(logits[live], [rows[b].gen for b in live],
+                                           temperature, top_p)
+                chunks = [[] for _ in rows]
+                for j, b in enumerate(live):
+                    e = rows[b]
+                    e.fed = len(e.context) + len(e.action)
+                    e.action.append(int(token[j]))
+                    e.action_lp.append(float(logq[j]))
+                    if e.action[-1] in stop or len(e.action) >= max_action_tokens:
+                        sampling[b] = False
+                    else:
+                        chunks[b] = [e.action[-1]]
+            live = [b for b, e in enumerate(rows) if e is not None]
+            steps = (pool.map if pool else map)(lambda b: rows[b].step_env(max_turns), live)
+            for b, over in zip(live, list(steps)):
+                if over:
+                    out[ids[b]] = rows[b].trajectory()
+                    rows[b] = None
+    finally:
+        if pool:
+            pool.shutdown()
+    return out
+
+
+def _sample_rows(logits, generators, temperature, top_p):
+    """sample_token for each row of logits [B, V] with its own generator -> (token [B],
+    log q [B]); row b consumes exactly the uniforms rollout would draw for it."""
+    if temperature == 0:
+        return logits.argmax(-1), torch.zeros(logits.shape[0])
+    logq = sampling_logprobs(logits, temperature, top_p)                       # [B, V]
+    u = torch.cat([torch.rand((1, logq.shape[1]), generator=g, dtype=torch.float64)
+                   for g in generators])                                        # [B, V]
+    token = (logq.double() - torch.log(-torch.log(u))).argmax(-1)
+    return token, logq.gather(-1, token[:, None]).squeeze(-1)
+
+# ---- saved in 05-trajectories-and-templates.md ----
+def trajectory_logprobs(model, trajectories, max_tokens=4096):
+    """token_logprobs of model on trajectories -> (logp [B, T-1], mask [B, T-1]), the same
+    tensors (to rounding) as one forward pass over collate_trajectories(trajectories), but
+    computed in buckets of similar length: trajectories sorted by length, each bucket padded
+    only to its own longest member and holding at most max_tokens padded tokens. logp keeps
+    its gradient, so a loss on it trains the model."""
+    B, T = len(trajectories), max(len(t.ids) for t in trajectories)
+    order = sorted(range(B), key=lambda b: len(trajectories[b].ids))
+    buckets, current = [], []
+    for b in order:                     # lengths only grow along `order`
+        if current and (len(current) + 1) * len(trajectories[b].ids) > max_tokens:
+            buckets.append(current)
+            current = []
+        current.append(b)
+    buckets.append(current)
+    rows = [None] * B
+    masks = [None] * B
+    for bucket in buckets:
+        ids, action_mask, _, _ = collate_trajectories([trajectories[b] for b in bucket])
+        logp, mask = token_logprobs(model(ids)[0], ids, action_mask)          # [b, t-1]
+        pad = T - ids.shape[1]
+        logp, mask = F.pad(logp, (0, pad)), F.pad(mask, (0, pad))             # [b, T-1]
+        for j, b in enumerate(bucket):
+            rows[b], masks[b] = logp[j], mask[j]
+    return torch.stack(rows), torch.stack(masks)
+
 # ---- saved in A-math.md ----
 import torch
 
