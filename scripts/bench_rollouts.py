@@ -123,9 +123,9 @@ def sandbox(task, calls, pool):
     out = {}
     for name, run in (("fresh", None), ("preforked", pool.run)):
         env = arl.BugFixEnv(sandbox=run)
-        env.reset(task)
         times = []
         for _ in range(calls):
+            env.reset(task)
             start = time.perf_counter()
             env.step("<call> test </call>")
             times.append(time.perf_counter() - start)
