@@ -1297,14 +1297,16 @@ class SandboxPool:
         if self.closed:
             raise RuntimeError('SandboxPool is closed')
         payload = json.dumps({'code': code, 'calls': [c for c, _ in tests]}).encode()
-        worker = self.free.get()
-        if worker.proc.poll() is not None:         # died while idle: replace it first
-            worker = self._replace(worker)
+        worker, res = self.free.get(), None
         try:
-            res = worker.call(payload, timeout)
-        except OSError:                            # died or hung during the call
-            worker = self._replace(worker)
-            res = None
+            for _ in range(2):     # a worker's failure is not the code's: one more try
+                if worker.proc.poll() is not None:
+                    worker = self._replace(worker)
+                try:
+                    res = worker.call(payload, timeout)
+                    break
+                except OSError:                    # it died or hung during the call
+                    worker = self._replace(worker)
         finally:
             self.free.put(worker)
         return _sandbox_outcome(res, tests, self.protections)

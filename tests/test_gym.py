@@ -147,16 +147,28 @@ def test_memory_bomb_is_contained(run_body):
 
 
 def _sandbox_processes() -> int:
-    """Processes whose command line holds the sandbox's program."""
-    count = 0
-    for path in glob.glob("/proc/[0-9]*/cmdline"):
+    """Processes running the sandbox's programs that are ours: descendants of this process, or
+    orphans adopted by init (other programs on the machine may run sandboxes too)."""
+    parent, marked = {}, set()
+    for path in glob.glob("/proc/[0-9]*/stat"):
+        pid = int(path.split("/")[2])
         try:
-            with open(path, "rb") as f:
+            with open(path) as f:
+                parent[pid] = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
                 line = f.read()
-            if b"result.json" in line or b"agentrl sandbox worker" in line:
-                count += 1
-        except OSError:
-            pass
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"result.json" in line or b"agentrl sandbox worker" in line:
+            marked.add(pid)
+    me, count = os.getpid(), 0
+    for pid in marked:
+        seen, p = set(), parent.get(pid)
+        orphan = p == 1
+        while p not in (None, 0, 1, me) and p not in seen:
+            seen.add(p)
+            p = parent.get(p)
+        count += orphan or p == me
     return count
 
 
@@ -330,9 +342,17 @@ def test_a_hung_worker_is_replaced(tasks):
     with arl.SandboxPool() as pool:
         os.killpg(pool.pids()[0], 19)                    # SIGSTOP: alive but never answers
         start = time.perf_counter()
-        assert pool.run(t0.code, t0.visible, timeout=0.5).status == "killed"
+        assert pool.run(t0.code, t0.visible, timeout=0.5).passed == (True, False, True)
         assert time.perf_counter() - start < 10 and pool.replaced == 1
-        assert pool.run(t0.code, t0.visible).passed == (True, False, True)
+
+
+def test_code_that_kills_its_worker_is_killed_not_retried_forever(tasks):
+    with arl.SandboxPool() as pool:
+        res = pool.run("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", [("1", "1")])
+        if "separate_process_budget" in pool.protections:   # its own uid: it cannot
+            assert res.status == "load_error" and res.detail == "PermissionError"
+        else:
+            assert res.status == "killed" and pool.replaced == 2
 
 
 def test_prefork_matches_the_fresh_process_on_tasks(tasks, pool):
