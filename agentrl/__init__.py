@@ -983,13 +983,33 @@ def _read_result_file(path, limit=1 << 20):
     return res if isinstance(res, dict) else None
 
 
+def _sandbox_limits():
+    """SANDBOX_LIMITS as (resource name, value) pairs for setrlimit."""
+    lim = SANDBOX_LIMITS
+    return [('RLIMIT_CPU', lim['cpu_s']), ('RLIMIT_AS', lim['memory_mb'] << 20),
+            ('RLIMIT_NPROC', lim['processes']), ('RLIMIT_FSIZE', lim['file_mb'] << 20),
+            ('RLIMIT_NOFILE', lim['open_files']), ('RLIMIT_CORE', 0)]
+
+
+def _sandbox_outcome(res, tests, prot):
+    """The child's answer (a dict, or None if it gave none) compared with the expected values."""
+    want = [w for _, w in tests]
+    failed = (False,) * len(want)
+    if res is None:
+        return SandboxResult('killed', '', (), failed, prot)
+    if res.get('load'):
+        return SandboxResult('load_error', str(res['load']), (), failed, prot)
+    got = tuple(str(g) for g in res.get('out', ()))
+    if len(got) != len(want):
+        return SandboxResult('killed', '', (), failed, prot)
+    got = tuple(re.sub(r' at 0x[0-9a-f]+', ' at 0x?', g) for g in got)  # no addresses
+    return SandboxResult('ok', '', got, tuple(g == w for g, w in zip(got, want)), prot)
+
+
 def run_sandboxed(code, tests, timeout=2.0):
     """Run sol.py = `code` on tests ((call, expected), ...) in a throwaway sandbox."""
     prefix, drop, prot = sandbox_setup()
-    lim = SANDBOX_LIMITS
-    limits = [('RLIMIT_CPU', lim['cpu_s']), ('RLIMIT_AS', lim['memory_mb'] << 20),
-              ('RLIMIT_NPROC', lim['processes']), ('RLIMIT_FSIZE', lim['file_mb'] << 20),
-              ('RLIMIT_NOFILE', lim['open_files']), ('RLIMIT_CORE', 0)]
+    limits = _sandbox_limits()
     request = json.dumps({'calls': [c for c, _ in tests], 'limits': limits, 'drop': drop,
                           'uid': SANDBOX_UID, 'private_tmp': 'private_tmp' in prot,
                           'host_mnt': _mount_namespace()}).encode()
@@ -1012,17 +1032,310 @@ def run_sandboxed(code, tests, timeout=2.0):
         res = _read_result_file(os.path.join(work, 'result.json'))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    want = [w for _, w in tests]
-    failed = (False,) * len(want)
-    if res is None:
-        return SandboxResult('killed', '', (), failed, prot)
-    if res.get('load'):
-        return SandboxResult('load_error', str(res['load']), (), failed, prot)
-    got = tuple(str(g) for g in res.get('out', ()))
-    if len(got) != len(want):
-        return SandboxResult('killed', '', (), failed, prot)
-    got = tuple(re.sub(r' at 0x[0-9a-f]+', ' at 0x?', g) for g in got)  # no addresses
-    return SandboxResult('ok', '', got, tuple(g == w for g, w in zip(got, want)), prot)
+    return _sandbox_outcome(res, tests, prot)
+
+# ---- saved in 04-environments-and-tools.md ----
+import atexit
+import fcntl
+import queue
+import select
+import struct
+import time
+import weakref
+
+SANDBOX_UID_BASE = 61000          # uids 61000-61999: one per live worker, only when root
+SANDBOX_UID_LOCKS = '/tmp/agentrl-sandbox-uids'
+
+# A long-lived worker: started once under the namespaces, it forks one fresh child per call.
+# It never decodes a request or a result (the child does), so no text of one call stays in
+# the worker's memory for the next child to find: both buffers are zeroed after each call.
+SANDBOX_WORKER = r'''
+import ctypes, json, os, resource, select, struct, sys
+del sys.path[0]                                   # agentrl sandbox worker
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1)                                 # PR_SET_CHILD_SUBREAPER: orphans come to us
+IN, OUT = os.dup(0), os.dup(1)
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+
+def read_exact(n):
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = os.readv(IN, [view[got:]])
+        if k == 0:
+            os._exit(0)                           # the trainer is gone
+        got += k
+    return buf
+
+cfg = json.loads(read_exact(struct.unpack('>I', read_exact(4))[0]))
+if cfg['private_tmp'] and os.readlink('/proc/self/ns/mnt') == cfg['host_mnt']:
+    os._exit(1)                                   # never mount in the host's namespace
+
+def child(buf, w):
+    req = json.loads(buf)
+    os.setsid()
+    if cfg['private_tmp']:                        # a mount namespace and /tmp of its own
+        if libc.unshare(0x20000) != 0 or libc.mount(None, b'/', None, 0x44000, None) != 0:
+            os._exit(1)                           # CLONE_NEWNS; MS_REC | MS_PRIVATE
+        for d in (b'/tmp', b'/var/tmp', b'/dev/shm'):
+            if libc.mount(b'tmpfs', d, b'tmpfs', 0, b'size=1m') != 0:
+                os._exit(1)
+    work = os.path.join(cfg['tmp'], 'bugfix-%d' % os.getpid())
+    os.mkdir(work, 0o700)
+    with open(os.path.join(work, 'sol.py'), 'w') as f:
+        f.write(req['code'])
+    if cfg['uid'] is not None:
+        os.chown(work, cfg['uid'], cfg['uid'])
+    os.chdir(work)
+    os.dup2(w, 3)
+    os.closerange(4, 1 << 16)                     # nothing of the worker's stays open
+    for name, value in cfg['limits']:
+        resource.setrlimit(getattr(resource, name), (value, value))
+    if cfg['uid'] is not None:
+        os.setgroups([]); os.setgid(cfg['uid']); os.setuid(cfg['uid'])
+    main, show, ns, out, load = os.getpid(), ascii, {'__name__': 'sol'}, [], ''
+    try:
+        exec(compile(req['code'], 'sol.py', 'exec'), ns)
+    except BaseException as e:
+        load = type(e).__name__ + (' line %s' % e.lineno if isinstance(e, SyntaxError) else '')
+    for call in ([] if load else req['calls']):
+        try:
+            out.append(show(eval(call, ns))[:100])
+        except BaseException as e:
+            out.append('!' + type(e).__name__)
+    if os.getpid() == main:                       # a forked copy of us leaves quietly
+        os.write(3, json.dumps({'load': load, 'out': out}).encode())
+
+def kill_all(pid):
+    """SIGKILL the call's process group, then every process reparented to us, until none."""
+    try:
+        os.killpg(pid, 9)
+    except OSError:
+        pass
+    me = os.getpid()
+    while True:
+        try:
+            with open('/proc/self/task/%d/children' % me) as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        if not kids:
+            return
+        for k in kids:
+            try:
+                os.kill(k, 9)
+            except OSError:
+                pass
+        for k in kids:
+            try:
+                os.waitpid(k, 0)
+            except ChildProcessError:
+                pass
+
+def remove(path):
+    """Delete the call's directory (a plain one when there is no private /tmp)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        for name in os.listdir(path):
+            full = os.path.join(path, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                remove(full)
+            else:
+                os.unlink(full)
+        os.rmdir(path)
+
+while True:
+    nonce, timeout, n = struct.unpack('>8sdI', read_exact(20))
+    buf = read_exact(n)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child(buf, w)
+        finally:
+            os._exit(0)
+    os.close(w)
+    for i in range(n):
+        buf[i] = 0
+    fd = os.pidfd_open(pid)
+    if not select.select([fd], [], [], timeout)[0]:
+        pass                                      # over the wall clock: killed below
+    os.close(fd)
+    kill_all(pid)
+    if not cfg['private_tmp']:
+        try:
+            remove(os.path.join(cfg['tmp'], 'bugfix-%d' % pid))
+        except OSError:
+            pass
+    answer, got = bytearray((1 << 20) + 1), 0
+    view = memoryview(answer)
+    os.set_blocking(r, False)
+    while got < len(answer):
+        try:
+            k = os.readv(r, [view[got:]])
+        except BlockingIOError:
+            break
+        if k == 0:
+            break
+        got += k
+    os.close(r)
+    got = 0 if got == len(answer) else got        # over 1 MB: no answer
+    os.writev(OUT, [struct.pack('>8sI', nonce, got), view[:got]])
+    view.release()
+    answer[:got] = bytes(got)
+'''
+
+
+def _reserve_uid():
+    """A uid of SANDBOX_UID_BASE.. that no other live worker on this machine holds -> (uid, lock).
+    The lock file stays locked while the worker lives; the kernel releases it if we die."""
+    os.makedirs(SANDBOX_UID_LOCKS, mode=0o700, exist_ok=True)
+    for uid in range(SANDBOX_UID_BASE, SANDBOX_UID_BASE + 1000):
+        lock = open(os.path.join(SANDBOX_UID_LOCKS, str(uid)), 'w')
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, lock
+        except OSError:
+            lock.close()
+    raise RuntimeError(f'all 1000 sandbox uids from {SANDBOX_UID_BASE} are in use')
+
+
+class _Worker:
+    """One pre-forked worker process and its reserved uid."""
+
+    def __init__(self, prefix, drop, prot):
+        self.uid, self.lock = _reserve_uid() if drop else (None, None)
+        private_tmp = 'private_tmp' in prot
+        env = {'PATH': '/usr/bin:/bin', 'PYTHONHASHSEED': '0', 'PYTHONDONTWRITEBYTECODE': '1'}
+        self.proc = subprocess.Popen(
+            list(prefix) + [_sandbox_python(), '-s', '-S', '-c', SANDBOX_WORKER], cwd='/',
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        config = json.dumps({'limits': _sandbox_limits(), 'uid': self.uid,
+                             'private_tmp': private_tmp, 'host_mnt': _mount_namespace(),
+                             'tmp': '/tmp' if private_tmp else tempfile.gettempdir()}).encode()
+        try:
+            self.proc.stdin.write(struct.pack('>I', len(config)) + config)
+            self.proc.stdin.flush()
+        except OSError:
+            pass                                   # a worker that died at once: the call says so
+
+    def call(self, payload, timeout):
+        """Send one request -> the child's answer (a dict), or None. Raises OSError if the
+        worker died or did not answer in time (the caller replaces it)."""
+        nonce = os.urandom(8)
+        self.proc.stdin.write(struct.pack('>8sdI', nonce, timeout, len(payload)) + payload)
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout + 2.0
+        out = self.proc.stdout
+        while True:                                # frames of an earlier call are skipped
+            head = self._read(out, 12, deadline)
+            got, n = struct.unpack('>8sI', head)
+            body = self._read(out, n, deadline)
+            if got == nonce:
+                break
+        try:
+            res = json.loads(body) if body else None
+        except ValueError:
+            return None
+        return res if isinstance(res, dict) else None
+
+    @staticmethod
+    def _read(stream, n, deadline):
+        data = b''
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                raise OSError('sandbox worker did not answer in time')
+            part = os.read(stream.fileno(), n - len(data))
+            if not part:
+                raise OSError('sandbox worker died')
+            data += part
+        return data
+
+    def close(self):
+        _kill_group(self.proc.pid)                 # its PID namespace goes with it
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self.lock is not None:
+            self.lock.close()
+
+
+_LIVE_POOLS = weakref.WeakSet()
+
+
+class SandboxPool:
+    """Pre-forked sandboxes: run(code, tests, timeout) behaves like run_sandboxed.
+
+    `workers` processes start once, inside the isolation sandbox_setup found. Each call is a
+    fresh child forked from a free worker, with the same limits, a private directory (its own
+    /tmp when a mount namespace is available), no environment of the trainer's, and, as root,
+    a uid no other live sandbox holds, so RLIMIT_NPROC is a separate budget per sandbox.
+    A worker that dies or does not answer is replaced. Use `with SandboxPool() as pool:` or
+    close(); pools still open at interpreter exit are closed then.
+    """
+
+    def __init__(self, workers=1):
+        self.prefix, self.drop, prot = sandbox_setup()
+        self.protections = prot + (('separate_process_budget',) if self.drop else ())
+        self.free = queue.Queue()
+        self.replaced = 0
+        self.closed = False
+        for _ in range(workers):
+            self.free.put(_Worker(self.prefix, self.drop, prot))
+        _LIVE_POOLS.add(self)
+
+    def run(self, code, tests, timeout=2.0):
+        if self.closed:
+            raise RuntimeError('SandboxPool is closed')
+        payload = json.dumps({'code': code, 'calls': [c for c, _ in tests]}).encode()
+        worker, res = self.free.get(), None
+        try:
+            for _ in range(2):     # a worker's failure is not the code's: one more try
+                if worker.proc.poll() is not None:
+                    worker = self._replace(worker)
+                try:
+                    res = worker.call(payload, timeout)
+                    break
+                except OSError:                    # it died or hung during the call
+                    worker = self._replace(worker)
+        finally:
+            self.free.put(worker)
+        return _sandbox_outcome(res, tests, self.protections)
+
+    def _replace(self, worker):
+        worker.close()
+        self.replaced += 1
+        return _Worker(self.prefix, self.drop, sandbox_setup()[2])
+
+    def pids(self):
+        """Process ids of the workers' top processes (for tests and monitoring)."""
+        return [w.proc.pid for w in list(self.free.queue)]
+
+    def close(self):
+        self.closed = True
+        while not self.free.empty():
+            self.free.get().close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@atexit.register
+def _close_pools():
+    for pool in list(_LIVE_POOLS):
+        pool.close()
 
 # ---- saved in 04-environments-and-tools.md ----
 def validate_task(task, run=run_sandboxed):
@@ -1142,8 +1455,9 @@ class BugFixEnv:
     Reward is 1.0 for a submit whose hidden tests all pass, else 0.0. A malformed call
     is answered with an error observation and costs a turn, like any other action."""
 
-    def __init__(self, max_turns=8, timeout=2.0, cache=None):
+    def __init__(self, max_turns=8, timeout=2.0, cache=None, sandbox=None):
         self.max_turns, self.timeout, self.cache = max_turns, timeout, cache
+        self.sandbox = sandbox          # run(code, tests, timeout), e.g. SandboxPool().run
         self.task, self.code, self.turn, self.done = None, '', 0, True
 
     def run(self, code, tests):
@@ -1151,7 +1465,7 @@ class BugFixEnv:
         key = (code, tests)
         if self.cache is not None and key in self.cache:
             return self.cache[key]
-        res = run_sandboxed(code, tests, timeout=self.timeout)
+        res = (self.sandbox or run_sandboxed)(code, tests, timeout=self.timeout)
         if self.cache is not None:
             self.cache[key] = res
         return res
@@ -1352,6 +1666,232 @@ def collate_trajectories(trajectories, pad_id=0):
         ids[b, :n], action_mask[b, :n], real[b, :n] = t.ids, t.action_mask, 1.0
         logp[b, :n - 1] = t.logp
     return ids, action_mask, logp, real
+
+# ---- saved in 05-trajectories-and-templates.md ----
+import copy
+import math
+import concurrent.futures
+
+
+class _KVCache:
+    """Keys and values of many sequences at once: per block a pair [B, H, capacity, Dh],
+    and the number of tokens each row holds, length [B]. Rows are episodes; they start,
+    grow and leave independently."""
+
+    def __init__(self, model, rows, capacity=256):
+        block = model.blocks[0]
+        shape = (rows, block.n_heads, capacity, model.head_dim)
+        self.kv = [(torch.zeros(shape), torch.zeros(shape)) for _ in model.blocks]
+        self.length = torch.zeros(rows, dtype=torch.long)
+
+    def reserve(self, needed):
+        """Grow the capacity (doubling) so that positions up to `needed` - 1 fit."""
+        cap = self.kv[0][0].shape[2]
+        if needed > cap:
+            grow = max(needed, 2 * cap) - cap
+            self.kv = [tuple(torch.cat([t, t.new_zeros(*t.shape[:2], grow, t.shape[3])], 2)
+                             for t in pair) for pair in self.kv]
+
+    def keep(self, rows):
+        """Keep only these rows (a list of indices), in this order."""
+        index = torch.tensor(rows, dtype=torch.long)
+        self.kv = [(k[index], v[index]) for k, v in self.kv]
+        self.length = self.length[index]
+
+
+def _forward_rows(model, chunks, cache):
+    """Feed each row of the cache its own chunk of new tokens (a list of lists of ids; an
+    empty chunk feeds nothing) -> logits [B, V] at each row's last new token (zeros for an
+    empty chunk). Row b's tokens take positions cache.length[b], cache.length[b] + 1, ...
+
+    This is TinyAgent's forward pass with the tokens of all rows packed into one list, so
+    no work is spent on padding. Attention is the one step that needs the rows apart: one
+    batched call when every row feeds at most one token, else one call per row."""
+    B = len(chunks)
+    n_new = torch.tensor([len(c) for c in chunks], dtype=torch.long)           # [B]
+    row = torch.repeat_interleave(torch.arange(B), n_new)                      # [N]
+    pos = cache.length[row] + torch.cat([torch.arange(n) for n in n_new.tolist()])  # [N]
+    width = int((cache.length + n_new).max())                                  # keys in use
+    cache.reserve(width)
+    cos, sin = rotary_angles(pos, model.head_dim)
+    rope = (cos[:, None], sin[:, None])                                        # [N, 1, Dh/2]
+    x = model.embed(torch.tensor([i for c in chunks for i in c], dtype=torch.long))  # [N, D]
+    one_each = bool((n_new <= 1).all())
+    if one_each:                       # every row's query sees its keys up to its position
+        key_ok = torch.arange(width)[None, :] < (cache.length + n_new)[:, None]  # [B, Tk]
+        key_ok[:, 0] = True            # rows that feed nothing: any valid mask, output unused
+    for block, (k_all, v_all) in zip(model.blocks, cache.kv):
+        H, D = block.n_heads, x.shape[-1]
+        qkv = block.qkv(block.norm1(x)).view(-1, 3, H, D // H)                 # [N, 3, H, Dh]
+        q, k, v = rotate(qkv[:, 0], *rope), rotate(qkv[:, 1], *rope), qkv[:, 2]  # [N, H, Dh]
+        k_all[row, :, pos] = k
+        v_all[row, :, pos] = v
+        if one_each:
+            q_rows = q.new_zeros(B, H, 1, D // H)
+            q_rows[row, :, 0] = q
+            y = F.scaled_dot_product_attention(q_rows, k_all[:, :, :width], v_all[:, :, :width],
+                                               attn_mask=key_ok[:, None, None])  # [B, H, 1, Dh]
+            y = y[row, :, 0]                                                   # [N, H, Dh]
+        else:
+            parts, start = [], 0
+            for b, n in enumerate(n_new.tolist()):
+                if n:
+                    end = int(cache.length[b]) + n
+                    q_b = q[start:start + n].transpose(0, 1)[None]             # [1, H, n, Dh]
+                    allowed = torch.arange(end)[None, :] <= pos[start:start + n, None]
+                    parts.append(F.scaled_dot_product_attention(
+                        q_b, k_all[b:b + 1, :, :end], v_all[b:b + 1, :, :end],
+                        attn_mask=allowed)[0].transpose(0, 1))                 # [n, H, Dh]
+                    start += n
+            y = torch.cat(parts)
+        x = x + block.proj(y.reshape(-1, D))
+        x = x + block.down(F.gelu(block.up(block.norm2(x)), approximate='tanh'))
+    cache.length = cache.length + n_new
+    last = torch.cumsum(n_new, 0) - 1                                          # [B]
+    logits = model.head(model.norm(x[last.clamp_min(0)]))                      # [B, V]
+    return torch.where(n_new[:, None] > 0, logits, torch.zeros_like(logits))
+
+
+class _Episode:
+    """Bookkeeping of one episode, kept exactly as play_episode keeps it."""
+
+    def __init__(self, env, task, tokenizer, seed):
+        self.env, self.tok = env, tokenizer
+        self.gen = torch.Generator().manual_seed(seed)
+        first = env.reset(task)
+        self.segments = [([tokenizer.bos_id] + tokenizer.encode(first + '\n'), False)]
+        self.context = list(self.segments[0][0])
+        self.lp = [0.0] * len(self.context)
+        self.lines, self.turns, self.reward, self.done = [first], [], 0.0, False
+        self.fed, self.action, self.action_lp = 0, [], []
+
+    def step_env(self, max_turns):
+        """Send the finished action to the environment; True when the episode is over."""
+        action = self.tok.decode(self.action)
+        obs, r, self.done, _ = self.env.step(action)
+        self.reward += r
+        self.turns.append((action, obs))
+        self.lines += [action, obs]
+        more = not self.done and len(self.turns) < max_turns
+        obs_ids = self.tok.encode('\n' + obs + ('\n' if more else ''))
+        self.segments += [(self.action, True), (obs_ids, False)]
+        self.context += self.action + obs_ids
+        self.lp += self.action_lp + [0.0] * len(obs_ids)
+        self.action, self.action_lp = [], []
+        return not more
+
+    def trajectory(self):
+        ids, mask = build_action_mask(self.segments)
+        return Trajectory(ids, mask, torch.tensor(self.lp[1:]), self.reward, self.turns,
+                          '\n'.join(self.lines), self.done)
+
+
+@torch.no_grad()
+def rollout_batch(model, env, tasks, tokenizer, seeds, max_turns=8, temperature=1.0,
+                  max_action_tokens=48, top_p=1.0, batch_size=64, env_threads=1):
+    """Sample one episode per (task, seed) -> list of Trajectory, in input order.
+
+    Episode i is what rollout(model, env, tasks[i], tokenizer, seed=seeds[i], ...) samples:
+    it has its own copy of env (sharing env's cache and sandbox) and its own generator, which
+    draws the same uniforms at the same tokens. Up to batch_size episodes advance in lockstep
+    through one KV cache: all sample their current action token by token, a row whose action
+    has ended waits (feeding nothing), then every environment steps, and one forward pass
+    feeds each row its new observation. A finished episode's row takes the next waiting
+    episode; when none waits, finished rows are dropped once they are half the batch.
+    env_threads > 1 steps the environments concurrently (worth it with a SandboxPool).
+    """
+    stop = {tokenizer.end_call_id, tokenizer.eos_id}
+    waiting = list(range(len(tasks)))[::-1]
+    out = [None] * len(tasks)
+    rows, ids = [], []                  # per row: the _Episode and its index in tasks
+    cache = _KVCache(model, min(batch_size, len(tasks)))
+    pool = concurrent.futures.ThreadPoolExecutor(env_threads) if env_threads > 1 else None
+    try:
+        while waiting or rows:
+            free = [b for b, e in enumerate(rows) if e is None]
+            for b in free + list(range(len(rows), cache.length.shape[0])):
+                if not waiting:
+                    break
+                i = waiting.pop()
+                episode = _Episode(copy.copy(env), tasks[i], tokenizer, seeds[i])
+                if b < len(rows):
+                    rows[b], ids[b] = episode, i
+                else:
+                    rows.append(episode)
+                    ids.append(i)
+                cache.length[b] = 0
+            dead = [b for b, e in enumerate(rows) if e is None]
+            if dead and 2 * len(dead) >= len(rows):
+                keep = [b for b, e in enumerate(rows) if e is not None]
+                cache.keep(keep)
+                rows, ids = [rows[b] for b in keep], [ids[b] for b in keep]
+            # one action per live row, token by token; the first forward feeds what is new
+            chunks = [e.context[e.fed:] if e else [] for e in rows]
+            sampling = [e is not None for e in rows]
+            while any(sampling):
+                logits = _forward_rows(model, chunks, cache)
+                live = [b for b, s in enumerate(sampling) if s]
+                token, logq = _sample_rows(logits[live], [rows[b].gen for b in live],
+                                           temperature, top_p)
+                chunks = [[] for _ in rows]
+                for j, b in enumerate(live):
+                    e = rows[b]
+                    e.fed = len(e.context) + len(e.action)
+                    e.action.append(int(token[j]))
+                    e.action_lp.append(float(logq[j]))
+                    if e.action[-1] in stop or len(e.action) >= max_action_tokens:
+                        sampling[b] = False
+                    else:
+                        chunks[b] = [e.action[-1]]
+            live = [b for b, e in enumerate(rows) if e is not None]
+            steps = (pool.map if pool else map)(lambda b: rows[b].step_env(max_turns), live)
+            for b, over in zip(live, list(steps)):
+                if over:
+                    out[ids[b]] = rows[b].trajectory()
+                    rows[b] = None
+    finally:
+        if pool:
+            pool.shutdown()
+    return out
+
+
+def _sample_rows(logits, generators, temperature, top_p):
+    """sample_token for each row of logits [B, V] with its own generator -> (token [B],
+    log q [B]); row b consumes exactly the uniforms rollout would draw for it."""
+    if temperature == 0:
+        return logits.argmax(-1), torch.zeros(logits.shape[0])
+    logq = sampling_logprobs(logits, temperature, top_p)                       # [B, V]
+    u = torch.cat([torch.rand((1, logq.shape[1]), generator=g, dtype=torch.float64)
+                   for g in generators])                                        # [B, V]
+    token = (logq.double() - torch.log(-torch.log(u))).argmax(-1)
+    return token, logq.gather(-1, token[:, None]).squeeze(-1)
+
+# ---- saved in 05-trajectories-and-templates.md ----
+def trajectory_logprobs(model, trajectories, max_tokens=4096):
+    """token_logprobs of model on trajectories -> (logp [B, T-1], mask [B, T-1]), the same
+    tensors (to rounding) as one forward pass over collate_trajectories(trajectories), but
+    computed in buckets of similar length: trajectories sorted by length, each bucket padded
+    only to its own longest member and holding at most max_tokens padded tokens. logp keeps
+    its gradient, so a loss on it trains the model."""
+    B, T = len(trajectories), max(len(t.ids) for t in trajectories)
+    order = sorted(range(B), key=lambda b: len(trajectories[b].ids))
+    buckets, current = [], []
+    for b in order:                     # lengths only grow along `order`
+        if current and (len(current) + 1) * len(trajectories[b].ids) > max_tokens:
+            buckets.append(current)
+            current = []
+        current.append(b)
+    buckets.append(current)
+    rows = [None] * B
+    masks = [None] * B
+    for bucket in buckets:
+        ids, action_mask, _, _ = collate_trajectories([trajectories[b] for b in bucket])
+        logp, mask = token_logprobs(model(ids)[0], ids, action_mask)          # [b, t-1]
+        pad = T - ids.shape[1]
+        logp, mask = F.pad(logp, (0, pad)), F.pad(mask, (0, pad))             # [b, T-1]
+        for j, b in enumerate(bucket):
+            rows[b], masks[b] = logp[j], mask[j]
+    return torch.stack(rows), torch.stack(masks)
 
 # ---- saved in A-math.md ----
 import torch

@@ -30,8 +30,23 @@ def clamp_with(body: str) -> str:
     return "def clamp(x, lo, hi):\n" + "".join(f"  {line}\n" for line in body.splitlines())
 
 
-def run_body(body: str, timeout: float = 2.0) -> arl.SandboxResult:
-    return arl.run_sandboxed(clamp_with(body), [("clamp(1, 0, 3)", "1")], timeout=timeout)
+@pytest.fixture(scope="module")
+def pool():
+    with arl.SandboxPool(workers=2) as p:
+        yield p
+
+
+@pytest.fixture(params=["fresh", "prefork"])
+def sandbox(request, pool):
+    """Each containment test runs through both paths: a fresh process, and a pre-forked worker."""
+    return arl.run_sandboxed if request.param == "fresh" else pool.run
+
+
+@pytest.fixture
+def run_body(sandbox):
+    def run(body: str, timeout: float = 2.0) -> arl.SandboxResult:
+        return sandbox(clamp_with(body), [("clamp(1, 0, 3)", "1")], timeout=timeout)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -112,39 +127,52 @@ def test_expert_solves_every_task(tasks, cache):
 # ---------------------------------------------------------------- sandbox containment
 
 
-def test_infinite_loop_is_killed_by_the_time_limit():
+def test_infinite_loop_is_killed_by_the_time_limit(run_body):
     start = time.perf_counter()
     res = run_body("while True: pass", timeout=2.0)
     assert res.status == "killed" and not any(res.passed)
     assert time.perf_counter() - start < 10
 
 
-def test_sleep_is_killed_by_the_wall_clock():
+def test_sleep_is_killed_by_the_wall_clock(run_body):
     start = time.perf_counter()
     res = run_body("import time; time.sleep(60)", timeout=1.0)
     assert res.status == "killed"
     assert time.perf_counter() - start < 10
 
 
-def test_memory_bomb_is_contained():
+def test_memory_bomb_is_contained(run_body):
     assert run_body("return len(bytearray(10 ** 9))").got == ("!MemoryError",)
     assert run_body("return len([0] * 10 ** 9)").got == ("!MemoryError",)
 
 
 def _sandbox_processes() -> int:
-    """Processes whose command line holds the sandbox's program."""
-    count = 0
-    for path in glob.glob("/proc/[0-9]*/cmdline"):
+    """Processes running the sandbox's programs that are ours: descendants of this process, or
+    orphans adopted by init (other programs on the machine may run sandboxes too)."""
+    parent, marked = {}, set()
+    for path in glob.glob("/proc/[0-9]*/stat"):
+        pid = int(path.split("/")[2])
         try:
-            with open(path, "rb") as f:
-                if b"result.json" in f.read():
-                    count += 1
-        except OSError:
-            pass
+            with open(path) as f:
+                parent[pid] = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                line = f.read()
+        except (OSError, IndexError, ValueError):
+            continue
+        if b"result.json" in line or b"agentrl sandbox worker" in line:
+            marked.add(pid)
+    me, count = os.getpid(), 0
+    for pid in marked:
+        seen, p = set(), parent.get(pid)
+        orphan = p == 1
+        while p not in (None, 0, 1, me) and p not in seen:
+            seen.add(p)
+            p = parent.get(p)
+        count += orphan or p == me
     return count
 
 
-def test_fork_bomb_is_contained_and_cleaned_up():
+def test_fork_bomb_is_contained_and_cleaned_up(run_body):
     before = _sandbox_processes()
     res = run_body("import os\nwhile True: os.fork()")
     assert res.got == ("!BlockingIOError",)
@@ -155,19 +183,19 @@ def test_fork_bomb_is_contained_and_cleaned_up():
     assert _sandbox_processes() <= before, "forked children survived the run"
 
 
-def test_big_file_is_capped_and_workdir_removed(tmp_path, monkeypatch):
+def test_big_file_is_capped_and_workdir_removed(tmp_path, monkeypatch, run_body):
     # A private temporary root: other processes on the machine may run sandboxes too.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert run_body("open('big.txt', 'w').write('x' * 10 ** 7)").got == ("!OSError",)
     assert glob.glob(os.path.join(tmp_path, "bugfix-*")) == []
 
 
-def test_task_dir_holds_only_the_solution():
+def test_task_dir_holds_only_the_solution(run_body):
     assert run_body("import os; return sorted(os.listdir('.'))").got == ("['sol.py']",)
 
 
 @needs("drop_privileges")
-def test_writing_outside_the_task_dir_is_refused(tmp_path):
+def test_writing_outside_the_task_dir_is_refused(tmp_path, run_body):
     target = tmp_path / "pwned.txt"
     res = run_body(f"open({str(target)!r}, 'w').write('x')")
     # refused (PermissionError), or invisible behind the sandbox's private /tmp
@@ -177,14 +205,14 @@ def test_writing_outside_the_task_dir_is_refused(tmp_path):
 
 
 @needs("private_tmp")
-def test_writes_to_tmp_are_contained():
+def test_writes_to_tmp_are_contained(run_body):
     name = f"bugfix-leak-{os.getpid()}"
     res = run_body(f"open('/tmp/{name}', 'w').write('x'); return 1")
     assert res.got == ("1",)
     assert not os.path.exists(os.path.join("/tmp", name))
 
 
-def test_secret_environment_variable_is_not_inherited(monkeypatch):
+def test_secret_environment_variable_is_not_inherited(monkeypatch, run_body):
     monkeypatch.setenv("SECRET", "hunter2")
     assert run_body("import os; return os.environ.get('SECRET')").got == ("None",)
     assert run_body("import os; return 'hunter2' in str(os.environ)").got == ("False",)
@@ -192,7 +220,7 @@ def test_secret_environment_variable_is_not_inherited(monkeypatch):
 
 @pytest.mark.skipif(not ({"drop_privileges", "pid_namespace"} & set(PROTECTIONS)),
                     reason="neither dropped privileges nor a PID namespace")
-def test_secret_cannot_be_read_through_proc(monkeypatch):
+def test_secret_cannot_be_read_through_proc(monkeypatch, run_body):
     monkeypatch.setenv("SECRET", "hunter2")
     body = ("import os\nfound = 0\nfor p in os.listdir('/proc'):\n"
             "  try:\n    found += b'hunter2' in open('/proc/%s/environ' % p, 'rb').read()\n"
@@ -201,7 +229,7 @@ def test_secret_cannot_be_read_through_proc(monkeypatch):
 
 
 @needs("net_namespace")
-def test_network_connect_fails():
+def test_network_connect_fails(run_body):
     with socket.socket() as server:                 # a listener on the parent's loopback
         server.bind(("127.0.0.1", 0))
         server.listen(1)
@@ -215,7 +243,11 @@ def test_network_connect_fails():
 
 
 @needs("private_tmp")
-def test_never_mounts_in_the_parents_mount_namespace():
+@pytest.mark.parametrize("call", [
+    "res = arl.run_sandboxed('def f():\\n  return 1\\n', [('f()', '1')])\n",
+    "with arl.SandboxPool() as p:\n  res = p.run('def f():\\n  return 1\\n', [('f()', '1')])\n",
+], ids=["fresh", "prefork"])
+def test_never_mounts_in_the_parents_mount_namespace(call):
     """Claim private_tmp without a mount namespace: the child must refuse, not mount.
 
     Run inside a throwaway mount namespace, so that even a broken check cannot hide the
@@ -226,7 +258,7 @@ def test_never_mounts_in_the_parents_mount_namespace():
         "import agentrl as arl\n"
         "prot = arl.sandbox_setup()[2]\n"
         "arl.sandbox_setup = lambda: (('unshare', '--net'), False, prot)\n"
-        "res = arl.run_sandboxed('def f():\\n  return 1\\n', [('f()', '1')])\n"
+        + call +
         "import os\n"
         "print(res.status, os.path.ismount('/tmp'))\n")
     wrapper = ["unshare", "--mount", "--propagation", "private"]
@@ -239,23 +271,142 @@ def test_never_mounts_in_the_parents_mount_namespace():
     assert out.stdout.split() == ["killed", str(os.path.ismount("/tmp"))], out.stderr
 
 
-def test_exit_and_always_equal_do_not_pass():
+def test_exit_and_always_equal_do_not_pass(run_body):
     assert run_body("import sys; sys.exit(0)").got == ("!SystemExit",)
     res = run_body("return type('E', (), {'__eq__': lambda a, b: True})()")
     assert res.passed == (False,) and "0x?" in res.got[0]      # address masked
 
 
-def test_syntax_error_is_reported_deterministically():
-    res = arl.run_sandboxed("def clamp(x, lo, hi):\n  return x +\n", [("clamp(1, 0, 3)", "1")])
+def test_syntax_error_is_reported_deterministically(sandbox):
+    res = sandbox("def clamp(x, lo, hi):\n  return x +\n", [("clamp(1, 0, 3)", "1")])
     assert (res.status, res.detail) == ("load_error", "SyntaxError line 2")
+
+
+# ---------------------------------------------------------------- the pre-forked sandbox
+
+HOLD_PROCESSES = ("import os, time\nn = 0\ntry:\n  while True:\n"
+                  "    if os.fork() == 0:\n      time.sleep(3)\n      os._exit(0)\n"
+                  "    n += 1\nexcept OSError:\n  pass\ntime.sleep(2)\nreturn n")
+FORK_THREE = ("import os\nfor _ in range(3):\n  pid = os.fork()\n  if pid == 0: os._exit(0)\n"
+              "  os.waitpid(pid, 0)\nreturn 'forked'")
+
+
+def _neighbour_while_bomb(run_a, run_b):
+    """Sandbox A holds every process its limit allows; meanwhile sandbox B forks three."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+        bomb = ex.submit(run_a, clamp_with(HOLD_PROCESSES), [("clamp(1, 0, 3)", "1")], 4.0)
+        time.sleep(1.0)
+        neighbour = run_b(clamp_with(FORK_THREE), [("clamp(1, 0, 3)", "1")], timeout=2.0)
+        return bomb.result(), neighbour
+
+
+@needs("drop_privileges")
+def test_a_fork_bomb_does_not_fail_a_neighbours_tests(pool):
+    bomb, neighbour = _neighbour_while_bomb(pool.run, pool.run)
+    assert "separate_process_budget" in pool.protections
+    assert int(bomb.got[0]) >= arl.SANDBOX_LIMITS["processes"] - 2    # the bomb used its budget
+    assert neighbour.got == ("'forked'",)
+
+
+@needs("drop_privileges")
+def test_fresh_sandboxes_share_one_process_budget():
+    """What the pool fixes: fresh sandboxes all run as 'nobody', so the bomb starves B."""
+    _, neighbour = _neighbour_while_bomb(arl.run_sandboxed, arl.run_sandboxed)
+    assert neighbour.got == ("!BlockingIOError",)
+
+
+def test_nothing_of_one_call_reaches_the_next(pool):
+    before = _sandbox_processes()
+    leave = ("import os, time\nopen('/tmp/left-behind', 'w').write('x')\n"
+             "open('extra.txt', 'w').write('x')\n"
+             "if os.fork() == 0:\n  os.setsid()\n  time.sleep(60)\nreturn 1")
+    assert pool.run(clamp_with(leave), [("clamp(1, 0, 3)", "1")]).got == ("1",)
+    assert _sandbox_processes() == before, "a daemon of the call survived it"
+    for _ in range(4):                      # whichever worker answers next
+        look = ("import os\nreturn (os.path.exists('/tmp/left-behind'), sorted(os.listdir('.')))")
+        assert pool.run(clamp_with(look), [("clamp(1, 0, 3)", "1")]).got == (
+            "(False, ['sol.py'])",)
+
+
+def test_a_dead_worker_is_replaced(tasks):
+    t0 = tasks[0]
+    with arl.SandboxPool() as pool:
+        os.killpg(pool.pids()[0], 9)
+        time.sleep(0.2)
+        assert pool.run(t0.code, t0.visible).passed == (True, False, True)
+        assert pool.replaced == 1
+
+
+def test_a_hung_worker_is_replaced(tasks):
+    t0 = tasks[0]
+    with arl.SandboxPool() as pool:
+        os.killpg(pool.pids()[0], 19)                    # SIGSTOP: alive but never answers
+        start = time.perf_counter()
+        assert pool.run(t0.code, t0.visible, timeout=0.5).passed == (True, False, True)
+        assert time.perf_counter() - start < 10 and pool.replaced == 1
+
+
+def test_code_that_kills_its_worker_is_killed_not_retried_forever(tasks):
+    with arl.SandboxPool() as pool:
+        res = pool.run("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n", [("1", "1")])
+        if "separate_process_budget" in pool.protections:   # its own uid: it cannot
+            assert res.status == "load_error" and res.detail == "PermissionError"
+        else:
+            assert res.status == "killed" and pool.replaced == 2
+
+
+def test_prefork_matches_the_fresh_process_on_tasks(tasks, pool):
+    for t in tasks[:40]:
+        for tests in (t.visible, t.hidden):
+            fresh, fast = arl.run_sandboxed(t.code, tests), pool.run(t.code, tests)
+            assert (fresh.status, fresh.detail, fresh.got, fresh.passed) == (
+                fast.status, fast.detail, fast.got, fast.passed), t.id
+
+
+def _wait_for(count, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while _sandbox_processes() != count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _sandbox_processes()
+
+
+def test_workers_end_with_the_context_and_on_exceptions():
+    before = _sandbox_processes()
+    with arl.SandboxPool(workers=2):
+        assert _sandbox_processes() >= before + 2
+    assert _wait_for(before) == before
+    with pytest.raises(ZeroDivisionError):
+        with arl.SandboxPool(workers=2):
+            1 / 0
+    assert _wait_for(before) == before
+    with pytest.raises(RuntimeError):
+        pool = arl.SandboxPool()
+        pool.close()
+        pool.run("x = 1\n", [])
+
+
+@pytest.mark.parametrize("ending", ["exit", "sigkill"])
+def test_no_workers_outlive_their_process(ending):
+    """A process that forgets close() (atexit) or is killed outright (workers see EOF)."""
+    import subprocess
+    import sys
+    before = _sandbox_processes()
+    script = ("import agentrl as arl, os, sys\npool = arl.SandboxPool(workers=2)\n"
+              "print(pool.run('x = 1\\n', [('x', '1')]).status, flush=True)\n"
+              + ("os.kill(os.getpid(), 9)\n" if ending == "sigkill" else "sys.exit(0)\n"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(arl.__file__)))
+    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=root),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["ok"], out.stderr
+    assert _wait_for(before) == before
 
 
 # ---------------------------------------------------------------- grammar and environment
 
 
-def test_editing_the_tests_is_refused(tasks):
+def test_editing_the_tests_is_refused(tasks, sandbox):
     t0 = tasks[0]
-    env = arl.BugFixEnv()
+    env = arl.BugFixEnv(sandbox=sandbox)
     env.reset(t0)
     for action in ["<call> edit test_sol.py sub 1 assert|pass </call>",
                    "<call> edit tests sub 1 a|b </call>"]:
@@ -275,8 +426,8 @@ def test_editing_the_tests_is_refused(tasks):
     "sub 2 if x < lo: return hi|if x == -1: return 0",
     "sub 1 hi)|hi, _=open('test_sol.py', 'w').close())",
 ])
-def test_reward_hacks_earn_nothing(tasks, op):
-    env = arl.BugFixEnv()
+def test_reward_hacks_earn_nothing(tasks, op, sandbox):
+    env = arl.BugFixEnv(sandbox=sandbox)
     env.reset(tasks[0])
     obs, _, _, _ = env.step(f"<call> edit {op} </call>")
     assert not obs.startswith("error")
