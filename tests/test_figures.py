@@ -79,8 +79,11 @@ def test_same_drawing_tolerates_only_invisible_moves():
     sys.path.insert(0, str(FIGURES))
     import _common
 
-    svg = b'<path d="M 10.5 20.25 L 30 40.125" style="stroke: #0072b2"/><g id="a1"/>'
+    svg = (b'<path d="M 10.5 20.25 L 30 40.125" style="stroke: #0072b2"/><g id="a1"/>'
+           b'<use xlink:href="#m8298e678" x="-3.5e-1"/>')
+    assert _common.same_drawing(svg, svg)
     assert _common.same_drawing(svg, svg.replace(b"20.25", b"20.28"))
+    assert not _common.same_drawing(svg, svg.replace(b"m8298e678", b"m8298e679"))
     assert _common.same_drawing(svg, svg.replace(b"40.125", b"40.2"))
     assert not _common.same_drawing(svg, svg.replace(b"20.25", b"20.5"))
     assert not _common.same_drawing(svg, svg.replace(b"L 30", b"L 30 31"))

@@ -101,7 +101,8 @@ def svg_bytes(fig) -> bytes:
 # (1/720 inch, 0.035 mm), far below a printer's dot. Data computed on another CPU moves a few
 # coordinates by a few hundredths (the last bits of a training run's losses), never more.
 SVG_TOLERANCE = 0.1
-_SVG_NUMBER = re.compile(rb"-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
+# A number standing alone: not the digits inside an id such as "m8298e678" or a colour "#0072b2".
+_SVG_NUMBER = re.compile(rb"(?<![\w.#])-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?(?![\w.])")
 
 
 def same_drawing(a: bytes, b: bytes, tolerance: float = SVG_TOLERANCE) -> bool:
