@@ -28,20 +28,22 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 
+from .locale_table import LOCALES, SOURCE
+
 BUILDER = "singlehtml"
 STYLE_DIR = Path(__file__).parent / "static-print"
 STYLE = "print-layout.css"
 ANCHOR = "print-"  # prefix of the anchors this module adds
 
 DEFAULT_LABELS = {  # "author": None prints the configuration's ``author``
-    "en": {"contents": "Contents", "author": None},
-    "zh_CN": {"contents": "目录", "author": "agentrl 作者"},
+    locale.sphinx_language: {"contents": locale.contents, "author": locale.author}
+    for locale in LOCALES
 }
 
 
 def _labels(app: Sphinx) -> dict:
     labels = app.config.print_layout_labels
-    return labels.get(app.config.language) or labels["en"]
+    return labels.get(app.config.language) or labels[SOURCE.sphinx_language]
 
 
 def add_style(app: Sphinx) -> None:

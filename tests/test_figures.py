@@ -18,8 +18,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import folders  # noqa: E402
+
 FIGURES = ROOT / "scripts" / "figures"
-LOCALES = ("en", "zh")
+LOCALES = folders()
 
 
 def modules():

@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
@@ -25,8 +26,12 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import folders  # noqa: E402
+
 SITE = ROOT / "_build" / "site"
-LOCALES = ("en", "zh")
+LOCALES = folders()
 CHAPTER = "00-notation.html"  # has formulas and the mermaid chapter graph
 BUDGET_MS = 20000
 FLAGS = (
