@@ -20,7 +20,7 @@ author = "The agentrl authors"
 copyright = "2026, the agentrl authors"
 language = "en"
 
-extensions = ["myst_nb", "sphinxcontrib.mermaid", "ext"]
+extensions = ["myst_nb", "sphinxcontrib.mermaid", "sphinx_copybutton", "ext"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
@@ -46,6 +46,10 @@ agentrl_planned_chapters = [
     "18-debugging.md", "19-capstone.md", "20-frontier.md", "A-math.md",
     "B-design-review.md", "sources.md",
 ]
+
+# A copy button on code cells only: not on their outputs, nor on the library reference's
+# signatures.
+copybutton_selector = "div.cell_input div.highlight pre"
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3

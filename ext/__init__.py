@@ -11,9 +11,13 @@ Each submodule does one job and declares its own settings in its ``setup()``:
 * ``ext.offline``  serve MathJax and mermaid from ``_static`` (assets pinned in ``ext.assets``)
 * ``ext.zh_search`` the Chinese search language, working around sphinx-doc/sphinx#14229
 * ``ext.lang_switch`` a link on every page to the same page in the other language
+* ``ext.print_layout`` the printed book's title page, contents and print stylesheet
+* ``ext.chapter_header`` under each chapter's title: its execution record and its notebook
+* ``ext.reference`` the library reference page, generated from the saves
 
 Pure logic shared with ``scripts/`` lives in ``ext.chapters``, ``ext.outputs``, ``ext.library``,
-``ext.locales``, ``ext.execute`` and ``ext.assets``, which do not import Sphinx.
+``ext.locales``, ``ext.locale_table``, ``ext.notebook``, ``ext.execute`` and ``ext.assets``, which
+do not import Sphinx.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ SUBMODULES = (
     "ext.zh_search",
     "ext.lang_switch",
     "ext.print_layout",
+    "ext.chapter_header",
+    "ext.reference",
 )
 
 

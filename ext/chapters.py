@@ -77,6 +77,11 @@ class Chapter:
     def name(self) -> str:
         return self.path.stem
 
+    @property
+    def body_line(self) -> int:
+        """0-based index of the first line after the front matter."""
+        return _front_matter_end(self.text.splitlines())
+
     def prose(self) -> str:
         """The text with code cells and recorded outputs removed: what a translator translates."""
         lines = self.text.splitlines()
@@ -85,8 +90,8 @@ class Chapter:
             drop.update(range(cell.line - 1, cell.end_line))
             if cell.output:
                 drop.update(range(cell.output.label_line - 1, cell.output.end_line))
-        body_start = _front_matter_end(lines)
-        return "\n".join(l for i, l in enumerate(lines) if i >= body_start and i not in drop)
+        start = self.body_line
+        return "\n".join(l for i, l in enumerate(lines) if i >= start and i not in drop)
 
 
 def _front_matter_end(lines: list[str]) -> int:

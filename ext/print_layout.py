@@ -41,6 +41,15 @@ DEFAULT_LABELS = {  # "author": None prints the configuration's ``author``
 }
 
 
+def chapter_anchor(docname: str) -> str:
+    return f"{ANCHOR}{docname}"
+
+
+def section_anchor(docname: str, number: int) -> str:
+    """The anchor of a chapter's ``number``-th section (from 1) in the printed book."""
+    return f"{chapter_anchor(docname)}-{number}"
+
+
 def _labels(app: Sphinx) -> dict:
     labels = app.config.print_layout_labels
     return labels.get(app.config.language) or labels[SOURCE.sphinx_language]
@@ -106,15 +115,15 @@ def lay_out_book(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         chapter = node.next_node(nodes.section)
         if chapter is None:
             continue
-        anchor = f"{ANCHOR}{node['docname']}"
+        anchor = chapter_anchor(node["docname"])
         chapter["ids"].append(anchor)
         chapter["classes"].append("print-chapter")
         entry = _toc_entry(chapter, anchor, ["toc-chapter"])
         sections = nodes.bullet_list(classes=["toc-sections"])
         for number, section in enumerate(_sections(chapter), start=1):
-            section_anchor = f"{anchor}-{number}"
-            section["ids"].append(section_anchor)
-            sections += _toc_entry(section, section_anchor, ["toc-section"])
+            anchor_of_section = section_anchor(node["docname"], number)
+            section["ids"].append(anchor_of_section)
+            sections += _toc_entry(section, anchor_of_section, ["toc-section"])
         if sections.children:
             entry += sections
         toc += entry
