@@ -9,7 +9,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   window.mermaid.initialize({
     startOnLoad: false,
     theme: "default",
-    flowchart: { useMaxWidth: true, nodeSpacing: 16, rankSpacing: 22, padding: 6, wrappingWidth: 110 },
+    flowchart: { useMaxWidth: true, nodeSpacing: 16, rankSpacing: 16, padding: 4, wrappingWidth: 110 },
   });
   try {
     await window.mermaid.run({ querySelector: "pre.mermaid" });
