@@ -20,6 +20,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from .chapters import ChapterError, read_chapter
+from . import library
 from .library import SaveBlock
 from .locale_table import by_language
 from .print_layout import BUILDER as PRINT_BUILDER, section_anchor
@@ -98,14 +99,17 @@ class LibraryReference(SphinxDirective):
             logger.warning(error.message, location=f"{error.path}:{error.line}",
                            type="agentrl", subtype="reference")
             return []
+        for module in (__file__, library.__file__):  # the page changes with how it is made
+            self.env.note_dependency(module)
         words = by_language(self.config.language)
         result = []
         for symbol in library_symbols(list(staging.blocks)):
             entry = nodes.container(classes=["agentrl-symbol"], ids=[f"agentrl-{symbol.name}"])
             entry += nodes.literal_block(symbol.signature, symbol.signature, language="python",
                                          classes=["agentrl-signature"])
-            for paragraph in filter(None, (p.strip() for p in symbol.docstring.split("\n\n"))):
-                entry += nodes.paragraph(paragraph, " ".join(paragraph.split()))
+            if symbol.docstring:  # verbatim, as help() shows it: no smart quotes in P[s, a, s']
+                entry += nodes.literal_block(symbol.docstring, symbol.docstring, language="none",
+                                             classes=["agentrl-docstring"])
             where = nodes.paragraph(classes=["agentrl-saved-in"])
             where += nodes.Text(f"{words.saved_in} ")
             where += saved_in(docname=Path(symbol.block.chapter).stem,

@@ -17,7 +17,7 @@ says (cells tagged ``volatile-output`` only must not fail).
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 import shutil
 import subprocess
@@ -54,7 +54,7 @@ def reader_environment() -> dict[str, str]:
 
 def execute(notebook: nbformat.NotebookNode, cwd: Path) -> list[dict]:
     """Run every code cell of a copy of ``notebook``; the executed code cells."""
-    run = nbformat.from_dict(json.loads(nbformat.writes(notebook)))
+    run = copy.deepcopy(notebook)
     for cell in run.cells:
         if cell.cell_type == "code":
             cell.outputs = []
