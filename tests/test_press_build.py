@@ -6,9 +6,9 @@ so it reuses the English runs) and English again with a zero budget into another
 
 from __future__ import annotations
 
-import json
 import re
 
+import nbformat
 import pytest
 
 from press_helpers import (
@@ -106,10 +106,10 @@ def test_chapter_pages_carry_their_execution_record_and_notebook(built, lang):
         assert record.group(1).startswith(words.executed.split("{")[0]), record.group(1)
         assert "torch 2." in record.group(1) and "Python 3." in record.group(1)
         assert f'href="_notebooks/{docname}.ipynb"' in html
-        notebook = json.loads((build.outdir / "_notebooks" / f"{docname}.ipynb").read_text("utf-8"))
+        notebook = nbformat.read(build.outdir / "_notebooks" / f"{docname}.ipynb", as_version=4)
         cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
         chapter_cells = read_chapter(chapter(root, f"{lang}/{docname}.md")).cells
-        assert ["".join(c["source"]) for c in cells] == [c.source for c in chapter_cells]
+        assert [c["source"] for c in cells] == [c.source for c in chapter_cells]
         recorded = ["".join(o["text"] for o in c["outputs"]).rstrip("\n") for c in cells]
         assert recorded == [c.output.text if c.output else "" for c in chapter_cells]
-        assert not any("Output:" in "".join(c["source"]) for c in notebook["cells"])
+        assert not any("Output:" in c["source"] for c in notebook["cells"])
