@@ -1,7 +1,7 @@
 """The library reference page: every ``agentrl`` symbol, generated from the chapters' saves.
 
-``{agentrl-library}`` (a directive with no content) lists, chapter by chapter in book order,
-each symbol of the library (the harvest of ``ext.stage``): its signature, its docstring and a
+``{agentrl-library}`` (a directive with no content) lists, chapter by chapter in book order
+(each under the chapter's title), each symbol of the library (the harvest of ``ext.stage``): its signature, its docstring and a
 link to the section of the chapter that saves it. A symbol saved more than once is listed
 where its last save is (that is the one ``agentrl`` holds). The link is resolved once every
 chapter has been read (``doctree-resolved``): on the site to the section's own anchor, in the
@@ -77,24 +77,27 @@ class saved_in(nodes.Inline, nodes.Element):
 class LibraryReference(SphinxDirective):
     has_content = False
 
-    def _local_lines(self, blocks: list[SaveBlock]) -> dict[tuple[str, int], int]:
-        """(chapter, line of its save cell in the canonical file) -> line in this locale's file."""
+    def _local_chapters(self, blocks: list[SaveBlock]) -> tuple[dict, dict]:
+        """Each chapter's title in this locale, and (chapter, line of a save cell in the
+        canonical file) -> its line in this locale's file."""
         canonical = Path(self.env.srcdir) / (self.config.agentrl_code_dir or ".")
-        lines = {}
+        titles, lines = {}, {}
         for chapter in sorted({block.chapter for block in blocks}):
             local = Path(self.env.srcdir) / chapter
             self.env.note_dependency(str(local))
             source, translation = read_chapter(canonical / chapter), read_chapter(local)
+            titles[chapter] = next((line[2:].strip() for line in translation.text.splitlines()
+                                    if line.startswith("# ")), chapter)
             for en, here in zip(source.cells, translation.cells):
                 lines[chapter, en.line] = here.line
-        return lines
+        return titles, lines
 
     def run(self) -> list[nodes.Node]:
         staging = getattr(self.env, "agentrl_staging", None)
         if staging is None:
             return []  # the harvest failed and was reported at its line
         try:
-            lines = self._local_lines(list(staging.blocks))
+            titles, lines = self._local_chapters(list(staging.blocks))
         except ChapterError as error:
             logger.warning(error.message, location=f"{error.path}:{error.line}",
                            type="agentrl", subtype="reference")
@@ -103,7 +106,11 @@ class LibraryReference(SphinxDirective):
             self.env.note_dependency(module)
         words = by_language(self.config.language)
         result = []
+        chapter = None
         for symbol in library_symbols(list(staging.blocks)):
+            if symbol.block.chapter != chapter:
+                chapter = symbol.block.chapter
+                result.append(nodes.rubric(titles[chapter], titles[chapter]))
             entry = nodes.container(classes=["agentrl-symbol"], ids=[f"agentrl-{symbol.name}"])
             entry += nodes.literal_block(symbol.signature, symbol.signature, language="python",
                                          classes=["agentrl-signature"])
