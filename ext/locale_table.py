@@ -123,9 +123,13 @@ def main(argv: list[str]) -> int:
     if argv == ["folders"]:
         print(" ".join(folders()))
     elif len(argv) == 2 and argv[0] == "language":
-        print(by_folder(argv[1]).sphinx_language)
+        try:
+            print(by_folder(argv[1]).sphinx_language)
+        except KeyError as error:
+            print(f"ext.locale_table: {error.args[0]}", file=sys.stderr)
+            return 2
     else:
-        print(__doc__.strip().splitlines()[-2:], file=sys.stderr)
+        print("usage:\n" + "\n".join(__doc__.strip().splitlines()[-2:]), file=sys.stderr)
         return 2
     return 0
 

@@ -15,6 +15,7 @@ import ast
 import dataclasses
 import importlib
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -132,3 +133,15 @@ def test_no_other_file_restates_the_table():
                 if hits:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {hits}")
     assert not offenders, "locale words outside ext/locale_table.py:\n" + "\n".join(offenders)
+
+
+def test_the_makefiles_lookups():
+    def lookup(*args):
+        return subprocess.run([sys.executable, "-m", "ext.locale_table", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    assert lookup("folders").stdout.split() == table.folders()
+    for locale in table.LOCALES:
+        assert lookup("language", locale.folder).stdout.strip() == locale.sphinx_language
+    unknown = lookup("language", "nowhere")
+    assert unknown.returncode == 2 and "no locale with folder 'nowhere'" in unknown.stderr
