@@ -6,7 +6,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
 
-.PHONY: setup html html-en html-zh site library check test clean help pdf portability
+# The book's languages, from the one table of them (ext/locale_table.py).
+LOCALES := $(shell $(PYTHON) -m ext.locale_table folders)
+
+.PHONY: setup html site library check test clean help pdf portability
 
 help:
 	@echo "make html   build both locales into _build/site (sets itself up on first use)"
@@ -33,14 +36,11 @@ library: setup
 	$(PY) scripts/build_library.py --check
 
 # Each locale is its own Sphinx run (myst-nb keeps executed notebooks next to the output dir).
-# Phony targets get no pattern rules, so the two are spelled out.
-html-en: setup
-	$(SPHINX) -D language=en book/en _build/en/html
+# html-en, html-zh, ...: a pattern rule, so these are not declared phony (no file has the name).
+html-%: setup
+	$(SPHINX) -D language=$(shell $(PYTHON) -m ext.locale_table language $*) book/$* _build/$*/html
 
-html-zh: setup
-	$(SPHINX) -D language=zh_CN book/zh _build/zh/html
-
-html: library html-en html-zh
+html: library $(addprefix html-,$(LOCALES))
 	$(PY) scripts/assemble_site.py
 	@echo "site: _build/site/index.html"
 
@@ -58,8 +58,7 @@ portability: setup
 
 test: html pdf portability
 	$(PY) scripts/sync_locales.py --check
-	$(PY) scripts/check_structure.py
-	$(PY) scripts/check_structure.py --locale zh
+	for locale in $(LOCALES); do $(PY) scripts/check_structure.py --locale $$locale || exit 1; done
 	$(PY) -m pytest
 
 clean:

@@ -4,7 +4,7 @@ Build one locale at a time (the Makefile does both):
     sphinx-build -W -c . -D language=en    book/en _build/en/html
     sphinx-build -W -c . -D language=zh_CN book/zh _build/zh/html
 ``conf.py`` cannot see ``-D``, so locale-specific settings are applied in a ``config-inited``
-hook from the table ``LOCALES`` below.
+hook from the table of languages in ``ext/locale_table.py``.
 """
 
 import sys
@@ -13,12 +13,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+from ext.locale_table import SOURCE, by_folder, by_language, folders  # noqa: E402
+
 project = "Reinforcement learning for language-model agents"
 author = "The agentrl authors"
 copyright = "2026, the agentrl authors"
 language = "en"
 
-extensions = ["myst_nb", "sphinxcontrib.mermaid", "ext"]
+extensions = ["myst_nb", "sphinxcontrib.mermaid", "sphinx_copybutton", "ext"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
@@ -45,6 +47,10 @@ agentrl_planned_chapters = [
     "B-design-review.md", "sources.md",
 ]
 
+# A copy button on code cells only: not on their outputs, nor on the library reference's
+# signatures.
+copybutton_selector = "div.cell_input div.highlight pre"
+
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -56,24 +62,21 @@ html_theme_options = {
     "use_fullscreen_button": False,
 }
 
-LOCALES = {
-    "en": {
-        "html_title": "RL for LM agents",
-        "agentrl_code_dir": None,
-    },
-    "zh_CN": {
-        "html_title": "语言模型智能体的强化学习",
-        "agentrl_code_dir": "../en",
-        "html_search_language": "zh",
-    },
-}
-
 
 def apply_locale(app, config) -> None:
-    if config.language not in LOCALES:
-        raise ValueError(f"unknown language {config.language!r}; expected one of {list(LOCALES)}")
-    for key, value in LOCALES[config.language].items():
-        config[key] = value
+    """The locale's settings, from the one table of the book's languages (ext.locale_table)."""
+    try:
+        locale = by_language(config.language)
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
+    folder = Path(app.srcdir).name
+    if folder in folders() and folder != locale.folder:
+        raise ValueError(f"{app.srcdir} is the {folder!r} book, but the build's language is "
+                         f"{config.language!r}; use -D language={by_folder(folder).sphinx_language}")
+    config.html_title = locale.html_title
+    config.agentrl_code_dir = None if locale == SOURCE else f"../{SOURCE.folder}"
+    if locale.search_language:
+        config.html_search_language = locale.search_language
 
 
 def setup(app) -> None:

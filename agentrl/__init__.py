@@ -1999,6 +1999,29 @@ def solve_rate(model, env, tasks, tokenizer, samples=1, temperature=1.0, seed=0)
     return SolveRate(per_task.mean().item(), stderr, per_task)
 
 # ---- saved in 06-policy-gradient.md ----
+import importlib.util
+import os
+import pathlib
+
+
+def lab_results():
+    """The folder of the labs' saved results, book/labs/results of the repository.
+
+    Found from $AGENTRL_BOOK (the book/ folder; the press sets it) when it is set, else beside
+    the installed agentrl (a clone installed with pip install -e .).
+    """
+    if os.environ.get('AGENTRL_BOOK'):
+        return pathlib.Path(os.environ['AGENTRL_BOOK']) / 'labs' / 'results'
+    spec = importlib.util.find_spec('agentrl')
+    if spec is not None and spec.origin:
+        beside = pathlib.Path(spec.origin).resolve().parents[1] / 'book' / 'labs' / 'results'
+        if beside.is_dir():
+            return beside
+    raise FileNotFoundError(
+        "the labs' results (book/labs/results) were not found: set AGENTRL_BOOK to the book/ "
+        'folder of a clone of the repository, or install agentrl from that clone (pip install -e .)')
+
+# ---- saved in 06-policy-gradient.md ----
 def reinforce_step(model, optimizer, episodes, aggregation='seq-mean-token-sum', grad_clip=1.0):
     """One REINFORCE update on a list of Trajectory, each weighted by its total reward.
 

@@ -20,6 +20,10 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
 * ``ext.lang_switch``: A link on every page to the same page in the book's other language.
 * ``ext.print_layout``: The printed book: a title page, a table of contents and a print
   stylesheet for ``singlehtml``.
+* ``ext.chapter_header``: Under each chapter's title on the site: its execution record and its
+  notebook.
+* ``ext.reference``: The library reference page: every ``agentrl`` symbol, generated from the
+  chapters' saves.
 
 Pure modules, shared with ``scripts/`` and not importing Sphinx:
 
@@ -39,6 +43,10 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   outputs.
 * ``ext.kernel_guard``: Kernel start-up file (run as ``PYTHONSTARTUP``): the import rule,
   enforced at run time.
+* ``ext.locale_table``: The book's languages: every fact that differs between them, in one
+  table.
+* ``ext.notebook``: A chapter as a Jupyter notebook: its prose, its code cells and their recorded
+  outputs.
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ SUBMODULES = (
     "ext.zh_search",
     "ext.lang_switch",
     "ext.print_layout",
+    "ext.chapter_header",
+    "ext.reference",
 )
 
 

@@ -1,8 +1,8 @@
 """Render the book's evidence callouts as three distinct admonitions.
 
 A block quote whose first paragraph opens with a bold label (``> **Evidence.** ...``) becomes an
-admonition with classes ``callout callout-<kind>``; the label becomes its title. Chinese labels
-map to the same kinds, so both locales share one stylesheet.
+admonition with classes ``callout callout-<kind>``; the label becomes its title. The labels of
+every language (``ext.locale_table``) map to the same kinds, so all share one stylesheet.
 """
 
 from __future__ import annotations
@@ -13,14 +13,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 
-LABELS = {
-    "Evidence.": ("evidence", "Evidence"),
-    "Pitfall.": ("pitfall", "Pitfall"),
-    "In production.": ("production", "In production"),
-    "证据。": ("evidence", "证据"),
-    "陷阱。": ("pitfall", "陷阱"),
-    "生产实践。": ("production", "生产实践"),
-}
+from .locale_table import all_callout_labels
+
+LABELS = all_callout_labels()  # "Evidence." / "证据。" -> ("evidence", "Evidence" / "证据")
 
 
 def _label(paragraph: nodes.paragraph) -> nodes.Node | None:

@@ -81,6 +81,11 @@ class Chapter:
     def name(self) -> str:
         return self.path.stem
 
+    @property
+    def body_line(self) -> int:
+        """0-based index of the first line after the front matter."""
+        return _front_matter_end(self.text.splitlines())
+
     def prose_lines(self) -> list[tuple[int, str]]:
         """(1-based line, text) of every line but front matter, code cells and recorded outputs."""
         lines = self.text.splitlines()
@@ -89,7 +94,7 @@ class Chapter:
             drop.update(range(cell.line - 1, cell.end_line))
             if cell.output:
                 drop.update(range(cell.output.label_line - 1, cell.output.end_line))
-        body_start = _front_matter_end(lines)
+        body_start = self.body_line
         return [(i + 1, l) for i, l in enumerate(lines) if i >= body_start and i not in drop]
 
     def prose(self) -> str:

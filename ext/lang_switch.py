@@ -18,15 +18,16 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from .locale_table import LOCALES
+
 TEMPLATES = Path(__file__).parent / "templates"
 COMPONENT = "lang-switch.html"
 STYLE = "lang-switch.css"  # beside the template; copied to _static
 
-# language -> (its folder in book/ and in the site, the link text, the hreflang attribute)
-DEFAULT_LANGUAGES = {
-    "en": {"folder": "en", "label": "English", "hreflang": "en"},
-    "zh_CN": {"folder": "zh", "label": "中文", "hreflang": "zh-CN"},
-}
+# language -> its folder in book/ and in the site, the link text, the hreflang attribute
+DEFAULT_LANGUAGES = {locale.sphinx_language: {"folder": locale.folder, "label": locale.label,
+                                              "hreflang": locale.hreflang}
+                     for locale in LOCALES}
 
 
 def add_component(app: Sphinx, config: Config) -> None:

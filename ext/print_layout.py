@@ -28,20 +28,31 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 
+from .locale_table import LOCALES, SOURCE
+
 BUILDER = "singlehtml"
 STYLE_DIR = Path(__file__).parent / "static-print"
 STYLE = "print-layout.css"
 ANCHOR = "print-"  # prefix of the anchors this module adds
 
 DEFAULT_LABELS = {  # "author": None prints the configuration's ``author``
-    "en": {"contents": "Contents", "author": None},
-    "zh_CN": {"contents": "目录", "author": "agentrl 作者"},
+    locale.sphinx_language: {"contents": locale.contents, "author": locale.author}
+    for locale in LOCALES
 }
+
+
+def chapter_anchor(docname: str) -> str:
+    return f"{ANCHOR}{docname}"
+
+
+def section_anchor(docname: str, number: int) -> str:
+    """The anchor of a chapter's ``number``-th section (from 1) in the printed book."""
+    return f"{chapter_anchor(docname)}-{number}"
 
 
 def _labels(app: Sphinx) -> dict:
     labels = app.config.print_layout_labels
-    return labels.get(app.config.language) or labels["en"]
+    return labels.get(app.config.language) or labels[SOURCE.sphinx_language]
 
 
 def add_style(app: Sphinx) -> None:
@@ -104,15 +115,15 @@ def lay_out_book(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         chapter = node.next_node(nodes.section)
         if chapter is None:
             continue
-        anchor = f"{ANCHOR}{node['docname']}"
+        anchor = chapter_anchor(node["docname"])
         chapter["ids"].append(anchor)
         chapter["classes"].append("print-chapter")
         entry = _toc_entry(chapter, anchor, ["toc-chapter"])
         sections = nodes.bullet_list(classes=["toc-sections"])
         for number, section in enumerate(_sections(chapter), start=1):
-            section_anchor = f"{anchor}-{number}"
-            section["ids"].append(section_anchor)
-            sections += _toc_entry(section, section_anchor, ["toc-section"])
+            anchor_of_section = section_anchor(node["docname"], number)
+            section["ids"].append(anchor_of_section)
+            sections += _toc_entry(section, anchor_of_section, ["toc-section"])
         if sections.children:
             entry += sections
         toc += entry

@@ -35,6 +35,8 @@ class Kind(enum.Enum):
                          "the English prose changed since the translation was stamped")
     UNTRANSLATED = ("untranslated", False, False, "an English chapter has no translation")
     BUDGET = ("budget", False, False, "a chapter ran longer than its time budget")
+    REFERENCE = ("reference", True, False,
+                 "the library reference page cannot place a save in its chapter's sections")
 
     def __init__(self, subtype: str, fatal: bool, refreshable: bool, description: str):
         self.subtype, self.fatal, self.refreshable = subtype, fatal, refreshable

@@ -6,8 +6,8 @@ Run from the repository root after both builds (the Makefile's ``html`` target d
 
 It replaces ``_build/site/en`` and ``_build/site/zh`` with copies of ``_build/en/html`` and
 ``_build/zh/html``, and writes ``_build/site/index.html``, a landing page linking both, from
-the template ``ext/templates/site-index.html`` with each book's title taken from the heading of
-its built start page. Every link is relative, so the site opens from file://. (The per-page
+the template ``ext/templates/site-index.html`` (one ``site-index-choice.html`` per language of
+``ext/locale_table.py``) with each book's title taken from the heading of its built start page. Every link is relative, so the site opens from file://. (The per-page
 language links are written by ``ext/lang_switch.py`` during the builds.)
 """
 
@@ -21,10 +21,14 @@ from pathlib import Path
 from string import Template
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import LOCALES  # noqa: E402
+
 BUILD = ROOT / "_build"
 SITE = BUILD / "site"
-TEMPLATE = ROOT / "ext" / "templates" / "site-index.html"
-LANGUAGES = {"en": BUILD / "en" / "html", "zh": BUILD / "zh" / "html"}  # site folder -> build
+TEMPLATES = ROOT / "ext" / "templates"
+LANGUAGES = {locale.folder: BUILD / locale.folder / "html" for locale in LOCALES}  # site folder -> build
 
 HEADING = re.compile(r"<h1[^>]*>(.*?)</h1>", re.DOTALL)
 PERMALINK = re.compile(r'<a class="headerlink".*?</a>', re.DOTALL)
@@ -50,10 +54,15 @@ def main() -> int:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(build, target, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
-    page = Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
-        title_en=html.escape(book_title(LANGUAGES["en"] / "index.html")),
-        title_zh=html.escape(book_title(LANGUAGES["zh"] / "index.html")),
-    )
+    choice = Template((TEMPLATES / "site-index-choice.html").read_text(encoding="utf-8"))
+    titles = {locale.folder: book_title(LANGUAGES[locale.folder] / "index.html")
+              for locale in LOCALES}
+    choices = "".join(choice.substitute(
+        folder=locale.folder, hreflang=locale.hreflang, title=html.escape(titles[locale.folder]),
+        blurb=html.escape(locale.landing_blurb), go=html.escape(locale.landing_go))
+        for locale in LOCALES)
+    page = Template((TEMPLATES / "site-index.html").read_text(encoding="utf-8")).substitute(
+        title=html.escape(" · ".join(titles.values())), choices=choices)
     (SITE / "index.html").write_text(page, encoding="utf-8")
     pages = sum(1 for _ in SITE.rglob("*.html"))
     print(f"assemble_site: {SITE.relative_to(ROOT)} ({pages} HTML pages in "

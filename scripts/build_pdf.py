@@ -48,9 +48,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import by_folder, folders  # noqa: E402
+
 BUILD = ROOT / "_build"
 OUT = BUILD / "pdf"
-LANGUAGES = {"en": "en", "zh": "zh_CN"}  # folder under book/ and _build/ -> Sphinx language
 PACKAGES = {  # Debian package -> how to tell it is installed
     "chromium": lambda: shutil.which("chromium") is not None,
     "poppler-utils": lambda: shutil.which("pdftotext") is not None,
@@ -111,7 +114,7 @@ def ensure_packages() -> None:
 def singlehtml(folder: str) -> Path:
     outdir = BUILD / folder / "singlehtml"
     command = [str(ROOT / ".venv" / "bin" / "sphinx-build"), "-W", "--keep-going", "-q",
-               "-c", str(ROOT), "-D", f"language={LANGUAGES[folder]}", "-b", "singlehtml",
+               "-c", str(ROOT), "-D", f"language={by_folder(folder).sphinx_language}", "-b", "singlehtml",
                str(ROOT / "book" / folder), str(outdir)]
     if not Path(command[0]).exists():
         command[0] = shutil.which("sphinx-build") or fail("sphinx-build not found (make setup)")
@@ -212,11 +215,11 @@ def build(folder: str, budget_ms: int, run_sphinx: bool) -> Path:
     title = book_title(page_html)
     printable = outdir / "index.print.html"
     OUT.mkdir(parents=True, exist_ok=True)
-    final = OUT / f"agentrl-{folder}.pdf"
-    pdf = OUT / f".agentrl-{folder}.printing.pdf"  # renamed to final once it passed the checks
+    final = OUT / by_folder(folder).pdf_name
+    pdf = OUT / f".{final.stem}.printing.pdf"  # renamed to final once it passed the checks
     # Start from the page numbers of the last build when the contents have the same entries:
     # if nothing moved, one print is enough.
-    remembered = OUT / f"agentrl-{folder}.contents.json"
+    remembered = OUT / f"{final.stem}.contents.json"
     anchors = [anchor for _, anchor, _ in entries]
     numbers = [0] * len(entries)
     if remembered.is_file():
@@ -246,7 +249,7 @@ def build(folder: str, budget_ms: int, run_sphinx: bool) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", nargs="+", choices=sorted(LANGUAGES), default=list(LANGUAGES))
+    parser.add_argument("--lang", nargs="+", choices=folders(), default=folders())
     parser.add_argument("--no-sphinx", dest="sphinx", action="store_false",
                         help="print the existing _build/<lang>/singlehtml without rebuilding it")
     parser.add_argument("--budget", type=int, default=BUDGET_MS,

@@ -4,10 +4,11 @@
     python scripts/check_structure.py --locale zh
 
 A numbered chapter or Appendix A (not 00, B or sources) needs 4-8 numbered sections, the three
-closing sections in order (Design problems in practice / Summary / Exercises, or their Chinese
-headings), at least 2 design problems, at least 4 exercises, and a Summary whose first item
-names the saved API. Problems are printed as ``file:line: message``. Word counts are of prose
-only (code cells, outputs and fenced blocks removed); Chinese is counted in characters.
+closing sections in order (Design problems in practice / Summary / Exercises, in the locale's
+words from ``ext/locale_table.py``), at least 2 design problems, at least 4 exercises, and a
+Summary whose first item names the saved API. Problems are printed as ``file:line: message``.
+Word counts are of prose only (code cells, outputs and fenced blocks removed); a CJK locale is
+counted in characters.
 """
 
 from __future__ import annotations
@@ -22,12 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ext.chapters import ChapterError, book_order, read_chapter  # noqa: E402
-
-CLOSING = {
-    "en": ("Design problems in practice", "Summary", "Exercises"),
-    "zh": ("实践中的设计问题", "小结", "练习"),
-}
-SAVED_API = {"en": "Saved API", "zh": "保存的 API"}
+from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
 
 
 @dataclass
@@ -52,13 +48,14 @@ def _section(text: str, heading: str) -> tuple[int, str]:
     return line, rest[: end.start()] if end else rest
 
 
-def shape(path: Path, locale: str) -> Shape:
+def shape(path: Path, folder: str) -> Shape:
+    locale = by_folder(folder)
     chapter = read_chapter(path)
     prose = re.sub(r"^(`{3,}|~{3,}).*?^\1\s*$", "", chapter.prose(), flags=re.M | re.S)
-    words = (len(re.findall(r"[\u4e00-\u9fff]", prose)) if locale == "zh"
+    words = (len(re.findall(r"[\u4e00-\u9fff]", prose)) if locale.cjk
              else len(re.findall(r"[A-Za-z0-9][A-Za-z0-9'-]*", prose)))
     sections = len(re.findall(r"^## (\d+|[A-Z])\.\d+ ", chapter.text, flags=re.M))
-    design_heading, summary_heading, exercises_heading = CLOSING[locale]
+    design_heading, summary_heading, exercises_heading = locale.closing_headings
     design_line, design = _section(chapter.text, design_heading)
     summary_line, summary = _section(chapter.text, summary_heading)
     exercise_line, exercises = _section(chapter.text, exercises_heading)
@@ -71,7 +68,7 @@ def shape(path: Path, locale: str) -> Shape:
         if not 4 <= sections <= 8:
             problems.append(f"{where}1: {sections} numbered sections (want 4-8)")
         lines = [design_line, summary_line, exercise_line]
-        for heading, line in zip(CLOSING[locale], lines):
+        for heading, line in zip(locale.closing_headings, lines):
             if not line:
                 problems.append(f"{where}1: no '## {heading}' section")
         if all(lines) and lines != sorted(lines):
@@ -81,7 +78,7 @@ def shape(path: Path, locale: str) -> Shape:
         if exercise_line and exercise_count < 4:
             problems.append(f"{where}{exercise_line}: {exercise_count} exercises (want >= 4)")
         first_item = next((l for l in summary.splitlines() if l.strip()), "")
-        if summary_line and SAVED_API[locale].lower() not in first_item.lower():
+        if summary_line and locale.saved_api.lower() not in first_item.lower():
             problems.append(f"{where}{summary_line}: the Summary must open with the saved API")
     return Shape(words, sections, len(chapter.cells), sum(c.is_save for c in chapter.cells),
                  design_count, exercise_count, problems)
@@ -89,15 +86,15 @@ def shape(path: Path, locale: str) -> Shape:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--locale", default="en", choices=sorted(CLOSING))
+    parser.add_argument("--locale", default=SOURCE.folder, choices=folders())
     parser.add_argument("--root", type=Path, default=ROOT)
     args = parser.parse_args(argv)
     book = args.root / "book"
     failed = False
-    unit = "chars" if args.locale == "zh" else "words"
+    unit = "chars" if by_folder(args.locale).cjk else "words"
     print(f"{'chapter':40} {unit:>6} {'sect':>4} {'cells':>5} {'saves':>5} {'design':>6} {'exer':>4}")
     try:
-        paths = [book / args.locale / p.name for p in book_order(book / "en")]
+        paths = [book / args.locale / p.name for p in book_order(book / SOURCE.folder)]
         for path in paths:
             if not path.exists():
                 continue

@@ -24,6 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import by_folder  # noqa: E402
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "book"
 SCRIPTS = ROOT / "scripts"
 _VENV_BIN = ROOT / ".venv" / "bin"
@@ -51,9 +55,10 @@ HALF_BLOCK = "\nOutput:\n\n```text\nhalf of the total: 21\n```\n"
 SILENT_CELL = "half = total // 2\n```\n"
 #: A recorded block for a cell that prints nothing.
 STALE_BLOCK = "\nOutput:\n\n```text\nnothing is printed here\n```\n"
-#: A cell that uses a save of the next chapter (and, optionally, another line first).
-LATER_CELL = ("\n```{{code-cell}} ipython3\nimport agentrl as arl\n{extra}\n"
-              "print(arl.later_fn())\n```\n")
+#: A cell that uses a save of the next chapter (and, optionally, another line after it, which
+#: never runs: the later save raises first).
+LATER_CELL = ("\n```{{code-cell}} ipython3\nimport agentrl as arl\nprint(arl.later_fn())\n"
+              "{extra}\n```\n")
 
 
 # ---------------------------------------------------------------------------- fixture trees
@@ -290,7 +295,7 @@ def sphinx_build(root: Path, lang: str = "en", *defines: str, out: str | None = 
     The execution cache and the staged libraries live under ``root`` (shared by the locales
     and by rebuilds of the same tree); ``defines`` are extra ``NAME=VALUE`` settings.
     """
-    language = {"en": "en", "zh": "zh_CN"}[lang]
+    language = by_folder(lang).sphinx_language
     srcdir = root / "book" / lang
     outdir = root / "_build" / (out or lang) / "html"
     args = [SPHINX_BUILD, "-W", "-N", "-c", ROOT, "-D", f"language={language}",

@@ -18,8 +18,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import folders  # noqa: E402
+
 FIGURES = ROOT / "scripts" / "figures"
-LOCALES = ("en", "zh")
+LOCALES = folders()
 
 
 def modules():
@@ -59,8 +63,9 @@ def test_svgs_need_no_font_and_nothing_external(lang):
 def test_a_figure_that_cannot_be_computed_is_named_and_fails(tmp_path):
     """A module whose compute() raises (say, a lab result not produced yet) fails the build with
     its file and the error, instead of a traceback from the process pool."""
-    shutil.copytree(ROOT / "scripts", tmp_path / "scripts",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("scripts", "ext"):  # the figure modules read the locale table in ext/
+        shutil.copytree(ROOT / folder, tmp_path / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "scripts" / "figures" / "zz_broken.py").write_text(
         'NAME = "zz-broken"\nCHAPTER = "00-notation.md"\nTEXT = {"en": {}, "zh": {}}\n\n\n'
         'def compute():\n    raise FileNotFoundError("results/lab.json is missing")\n\n\n'

@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ext.chapters import book_order  # noqa: E402
+from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
 
 PDF_DIR = ROOT / "_build" / "pdf"
-LOCALES = ("en", "zh")
-CONTENTS = {"en": "Contents", "zh": "目录"}
+LOCALES = folders()
+CJK_LOCALES = [folder for folder in LOCALES if by_folder(folder).cjk]
 # What the PDF is built from: a change to any of these makes the PDF stale.
 INPUTS = ("book/{lang}/*.md", "book/{lang}/figures/*.svg", "ext/*.py", "ext/static*/*",
           "ext/templates/*", "conf.py", "scripts/build_pdf.py")
@@ -65,7 +66,7 @@ def run(*command: str) -> str:
 def pdf_path(lang: str) -> Path:
     if shutil.which("pdftotext") is None:
         pytest.fail("pdftotext not found: install Debian poppler-utils (make pdf does it)")
-    pdf = PDF_DIR / f"agentrl-{lang}.pdf"
+    pdf = PDF_DIR / by_folder(lang).pdf_name
     if not pdf.is_file():
         pytest.fail(f"{pdf.relative_to(ROOT)} does not exist: run `make pdf` first")
     inputs = [p for pattern in INPUTS for p in ROOT.glob(pattern.format(lang=lang)) if p.is_file()]
@@ -175,7 +176,7 @@ def test_title_page_and_contents(lang):
                        .read_text(encoding="utf-8").splitlines() if line.startswith("# "))
     first = pages(lang)
     assert squash(index_title) in squash(first[0]), f"title page of {lang}: {first[0][:300]!r}"
-    assert first[1].lstrip().startswith(CONTENTS[lang]), f"page 2 is not the contents: {first[1][:200]!r}"
+    assert first[1].lstrip().startswith(by_folder(lang).contents), f"page 2 is not the contents: {first[1][:200]!r}"
     dests = destinations(lang)
     first_chapter = min(dests[f"print-{doc}"] for doc, _ in chapters(lang))
     contents = squash("".join(layout_pages(lang)[1:first_chapter - 1]))
@@ -199,7 +200,7 @@ def test_every_chapter_starts_a_page_with_its_title(lang):
 @pytest.mark.parametrize("lang", LOCALES)
 def test_every_figure_is_drawn_above_its_caption(lang):
     found = figures(lang)
-    if lang == "en":
+    if lang == SOURCE.folder:
         assert found, "no {figure} directive in the English chapters"
     texts = [squash(p) for p in pages(lang)]
     for chapter, image, caption in found:
@@ -266,11 +267,12 @@ def test_no_page_is_blank(lang):
         assert ink(lang, number, MARGIN_PT, height - 45) > 0.002, f"{lang}: page {number} is blank"
 
 
-def test_chinese_text_and_fonts():
-    text = "".join(pages("zh"))
+@pytest.mark.parametrize("lang", CJK_LOCALES)
+def test_chinese_text_and_fonts(lang):
+    text = "".join(pages(lang))
     assert len(re.findall(r"[\u4e00-\u9fff]", text)) > 20000, "too little Chinese text extracted"
     assert "\ufffd" not in text
-    fonts = run("pdffonts", str(pdf_path("zh"))).splitlines()[2:]
+    fonts = run("pdffonts", str(pdf_path(lang))).splitlines()[2:]
     not_embedded = [line for line in fonts if line.split()[-5] != "yes"]
     assert not not_embedded, f"fonts not embedded: {not_embedded[:3]}"
     installed = run("fc-list", ":lang=zh-cn", "family")

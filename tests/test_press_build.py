@@ -6,6 +6,9 @@ so it reuses the English runs) and English again with a zero budget into another
 
 from __future__ import annotations
 
+import re
+
+import nbformat
 import pytest
 
 from press_helpers import (
@@ -17,6 +20,9 @@ from press_helpers import (
     output_blocks,
     sphinx_build,
 )
+
+from ext.chapters import read_chapter  # noqa: E402  (press_helpers puts ROOT on sys.path)
+from ext.locale_table import CALLOUT_KINDS, by_folder  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +60,11 @@ def test_one_output_block_per_printing_cell(built, lang):
         assert "highlight-text" not in html
 
 
-@pytest.mark.parametrize("lang, titles", [
-    ("en", ["Evidence", "Pitfall", "In production"]),
-    ("zh", ["证据", "陷阱", "生产实践"]),
-])
-def test_callouts_render_as_admonitions(built, lang, titles):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_callouts_render_as_admonitions(built, lang):
     _, builds = built
     html = builds[lang].html("01-basics")
-    assert callouts(html) == list(zip(["evidence", "pitfall", "production"], titles))
+    assert callouts(html) == list(zip(CALLOUT_KINDS, by_folder(lang).callouts))
     assert "<blockquote>" not in html
     assert (builds[lang].outdir / "_static" / "callouts.css").exists()
     assert "_static/callouts.css" in html
@@ -89,3 +92,24 @@ def test_zero_budget_fails_the_build(built):
         assert warning.message.startswith("chapter took ")
     assert len(build.warnings) == 2
     assert (root / "_build" / "budget" / "timings.json").exists()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_pages_carry_their_execution_record_and_notebook(built, lang):
+    root, builds = built
+    build = builds[lang]
+    words = by_folder(lang)
+    for docname in ("01-basics", "02-next"):
+        html = build.html(docname)
+        record = re.search(r'<p class="execution-record">(.*?)</p>', html)
+        assert record, f"{docname}: no execution record"
+        assert record.group(1).startswith(words.executed.split("{")[0]), record.group(1)
+        assert "torch 2." in record.group(1) and "Python 3." in record.group(1)
+        assert f'href="_notebooks/{docname}.ipynb"' in html
+        notebook = nbformat.read(build.outdir / "_notebooks" / f"{docname}.ipynb", as_version=4)
+        cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+        chapter_cells = read_chapter(chapter(root, f"{lang}/{docname}.md")).cells
+        assert [c["source"] for c in cells] == [c.source for c in chapter_cells]
+        recorded = ["".join(o["text"] for o in c["outputs"]).rstrip("\n") for c in cells]
+        assert recorded == [c.output.text if c.output else "" for c in chapter_cells]
+        assert not any("Output:" in c["source"] for c in notebook["cells"])

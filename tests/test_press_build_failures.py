@@ -82,7 +82,7 @@ def test_use_of_a_later_save(outputs):
 def test_staged_library_stops_the_later_save_at_run_time(outputs):
     root, build = outputs
     path = chapter(root, EN01)
-    build.find(path, line_of(path, "import numpy") - 2, "agentrl.error",
+    build.find(path, line_of(path, "print(arl.later_fn())") - 2, "agentrl.error",
                "cell 6 raised AttributeError: agentrl.later_fn is saved by 02-next.md, "
                "a later chapter")
 
@@ -95,7 +95,7 @@ def test_nothing_else_is_reported(outputs):
         (str(one), line_of(one, "nothing is printed here") - 3, "agentrl.stale-output"),
         (str(one), line_of(one, "import numpy"), "agentrl.order"),
         (str(one), line_of(one, "print(arl.later_fn())"), "agentrl.order"),
-        (str(one), line_of(one, "import numpy") - 2, "agentrl.error"),
+        (str(one), line_of(one, "print(arl.later_fn())") - 2, "agentrl.error"),
         (str(two), line_of(two, "print('inside chapter 2:', later_fn())") - 1,
          "agentrl.missing-output"),
         (str(two), line_of(two, "1 + 1") - 1, "agentrl.display"),

@@ -1,14 +1,18 @@
-"""The built site in a real browser: headless Chromium, pages opened from file://, no network.
+"""The built site as a reader sees it: Playwright driving Debian's chromium, from file://, offline.
 
-Needs the assembled site at ``_build/site`` (``make html``; ``make test`` builds it first) and
-Debian's ``chromium``. A missing site or browser is a failure, never a skip. Each page is
-rendered with ``--dump-dom`` after a virtual-time budget; host names resolve nowhere, and the
-browser's network log is read to prove that no page asked for anything over http(s).
+Needs the assembled site at ``_build/site`` (``make html``; ``make test`` builds it first),
+Debian's ``chromium`` and the ``playwright`` package (the test extras). Playwright launches the
+system browser (``executable_path``); it never downloads one. Every host name resolves nowhere,
+and every request a page makes is recorded: one over http(s) is a failure. A missing site or
+browser is a failure, never a skip.
 
-Checked: MathJax typeset every formula of chapter 0 (with its own fonts), mermaid drew the
-chapter graph, no page script threw, the language link of every page leads to the existing
-page in the other language, the Chinese (and English) search finds a word of chapter 0, and no
-HTML or CSS file references a remote script, stylesheet, image or font.
+Checked in every language: MathJax typeset every formula of chapter 0 with its own fonts; the
+chapter graph is drawn whole at a desktop (1400 x 1000) and a phone (390 x 844) window, every
+node inside the text column and the window, its labels at a readable size, with no blank band
+around it (screenshots go to ``_build/screenshots/``); clicking the language switch of a page
+lands on the same page in the other language; typing a word of chapter 0 into the search box
+finds chapter 0; a chapter page shows its execution record and a notebook link, and its code
+cells a working copy button; and no HTML or CSS file references anything remote.
 """
 
 from __future__ import annotations
@@ -16,140 +20,48 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import tempfile
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ext.chapter_header import FOLDER  # noqa: E402
+from ext.locale_table import by_folder, folders  # noqa: E402
+
 SITE = ROOT / "_build" / "site"
-LOCALES = ("en", "zh")
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+LOCALES = folders()
 CHAPTER = "00-notation.html"  # has formulas and the mermaid chapter graph
-BUDGET_MS = 20000
-FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars",
+CHAPTER_SOURCE = "00-notation.md"
+VIEWPORTS = {"desktop": {"width": 1400, "height": 1000}, "phone": {"width": 390, "height": 844}}
+BROWSERS = ("chromium", "chromium-browser")  # Debian's package
+ARGS = (
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND",  # no host name resolves: the site is offline
-    "--enable-logging=stderr", "--v=0",  # page console messages go to stderr
 )
+TIMEOUT_MS = 30000
+READABLE_PX = 10  # smallest rendered size of a graph label a reader can read
+BLANK_PX = 80  # largest gap allowed between the graph and the text around it
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Sphinx's search page fetches each result page for a text snippet; browsers refuse fetch() from
 # file://, so the results are listed without snippets there (served over http they have them).
-SUMMARY_FETCH = re.compile(r"Failed to fetch.*_static/searchtools\.js")
+SUMMARY_FETCH = re.compile(r"Access to fetch at 'file:|Failed to load resource: net::ERR_FAILED"
+                           r"|Failed to fetch")
+# pydata-sphinx-theme logs its fallback to the automatic light/dark mode as an error.
+THEME_MODE = re.compile(r"Got invalid theme mode")
 RAW_TEX = re.compile(r"\\\(|\\\[|(?<![\w$])\$[^\s$][^$]*?\$(?![\w$])")
-NOT_PROSE = frozenset({"code", "pre", "kbd", "mjx-container", "script", "style"})
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
-
-
-# --- a small DOM built from HTML text ------------------------------------------------------------
-
-class Element:
-    def __init__(self, tag: str, attrs: dict[str, str], parent: Element | None):
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Element | str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def iter(self):
-        yield self
-        for child in self.children:
-            if isinstance(child, Element):
-                yield from child.iter()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None) -> list[Element]:
-        return [e for e in self.iter() if (tag is None or e.tag == tag)
-                and (cls is None or cls in e.classes)]
-
-    def text(self, skip: frozenset[str] = frozenset()) -> str:
-        return "".join(c if isinstance(c, str) else "" if c.tag in skip else c.text(skip)
-                       for c in self.children)
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = self.current = Element("#document", {}, None)
-
-    def handle_starttag(self, tag, attrs):
-        element = Element(tag, {k: v or "" for k, v in attrs}, self.current)
-        self.current.children.append(element)
-        if tag not in VOID:
-            self.current = element
-
-    def handle_startendtag(self, tag, attrs):
-        self.current.children.append(Element(tag, {k: v or "" for k, v in attrs}, self.current))
-
-    def handle_endtag(self, tag):
-        node = self.current
-        while node.parent is not None and node.tag != tag:
-            node = node.parent
-        if node.parent is not None:
-            self.current = node.parent
-
-    def handle_data(self, data):
-        self.current.children.append(data)
-
-
-def parse(html: str) -> Element:
-    builder = _TreeBuilder()
-    builder.feed(html)
-    builder.close()
-    return builder.root
+MERMAID_SOURCE = re.compile(r"^```\{mermaid\}\s*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 # --- the browser ---------------------------------------------------------------------------------
-
-class Rendered:
-    def __init__(self, dom: str, console: list[str], remote: list[str]):
-        self.dom, self.console, self.remote = dom, console, remote
-        self.tree = parse(dom)
-
-
-def remote_requests(netlog: Path) -> list[str]:
-    """URLs a page (not the browser itself) asked for over the network."""
-    if not netlog.is_file():
-        return []
-    text = netlog.read_text(encoding="utf-8", errors="replace").rstrip().rstrip(",")
-    if not text.endswith("}"):
-        text += "]}"  # the log of a killed browser lacks its closing brackets
-    events = json.loads(text).get("events", [])
-    urls = set()
-    for event in events:
-        params = event.get("params") or {}
-        from_page = params.get("initiator") == "null" or "file://" in str(
-            params.get("network_isolation_key", ""))
-        if from_page and str(params.get("url", "")).startswith(("http:", "https:")):
-            urls.add(params["url"])
-    return sorted(urls)
-
-
-def render(browser: str, url: str) -> Rendered:
-    with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
-        netlog = Path(profile) / "netlog.json"
-        result = subprocess.run(
-            [browser, *FLAGS, f"--user-data-dir={profile}/data", f"--log-net-log={netlog}",
-             f"--virtual-time-budget={BUDGET_MS}", "--dump-dom", url],
-            capture_output=True, text=True, timeout=180,
-        )
-        remote = remote_requests(netlog)
-    assert result.returncode == 0 and result.stdout.strip(), (
-        f"chromium could not render {url} (exit {result.returncode}):\n{result.stderr[-3000:]}")
-    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
-    return Rendered(result.stdout, console, remote)
-
-
-def assert_clean(page: Rendered, url: str) -> None:
-    errors = [line for line in page.console if ("Uncaught" in line or "could not draw" in line)
-              and not SUMMARY_FETCH.search(line)]
-    assert not errors, f"script errors on {url}:\n" + "\n".join(errors)
-    assert not page.remote, f"{url} asked the network for: {page.remote}"
-
 
 @pytest.fixture(scope="module")
 def site() -> Path:
@@ -157,157 +69,193 @@ def site() -> Path:
     absent = [str(p.relative_to(ROOT)) for p in needed if not p.is_file()]
     if absent:
         pytest.fail(f"no built site ({', '.join(absent)} missing): run `make html` first "
-                    "(it builds both languages and assembles _build/site)", pytrace=False)
+                    "(it builds every language and assembles _build/site)", pytrace=False)
     return SITE
 
 
 @pytest.fixture(scope="module")
-def browser() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    pytest.fail("headless Chromium is needed: apt-get install -y chromium", pytrace=False)
+def browser():
+    executable = next(filter(None, map(shutil.which, BROWSERS)), None)
+    if executable is None:
+        pytest.fail("Debian's chromium is needed: apt-get install -y chromium", pytrace=False)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=list(ARGS))
+        yield launched
+        launched.close()
 
 
-@pytest.fixture(scope="module")
-def chapter_pages(site, browser) -> dict[str, Rendered]:
-    return {locale: render(browser, (site / locale / CHAPTER).as_uri()) for locale in LOCALES}
+class Visit:
+    """A page opened in its own browser context, with what it asked the network for."""
+
+    def __init__(self, browser: Browser, url: str, viewport: dict):
+        self.context = browser.new_context(viewport=viewport)
+        self.page: Page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.remote: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", self._request)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", self._console)
+        self.page.goto(url, wait_until="load")
+
+    def _request(self, request) -> None:
+        if request.url.startswith(("http:", "https:")):
+            self.remote.append(request.url)
+
+    def _console(self, message) -> None:
+        if message.type == "error" and not THEME_MODE.search(message.text):
+            self.errors.append(message.text)
+
+    def assert_clean(self, harmless: re.Pattern | None = None) -> None:
+        errors = [e for e in self.errors if not (harmless and harmless.search(e))]
+        assert not errors, f"script errors on {self.page.url}:\n" + "\n".join(errors)
+        assert not self.remote, f"{self.page.url} asked the network for: {self.remote}"
+
+    def close(self) -> None:
+        self.context.close()
 
 
-def pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("*.html")
-                  if not {"_static", "_sources", "_images"} & set(p.relative_to(site).parts))
+@pytest.fixture
+def visit(browser):
+    opened = []
+
+    def open_page(url: str, viewport: str = "desktop") -> Visit:
+        opened.append(Visit(browser, url, VIEWPORTS[viewport]))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()
 
 
-# --- MathJax and mermaid -------------------------------------------------------------------------
+def chapter_url(site: Path, locale: str, page: str = CHAPTER) -> str:
+    return (site / locale / page).as_uri()
+
+
+def wait_for_mathjax(page: Page) -> None:
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("() => MathJax.startup.promise")
+
+
+def wait_for_mermaid(page: Page) -> None:
+    page.wait_for_selector("pre.mermaid[data-processed] svg g.node", state="attached")
+    page.evaluate("() => document.fonts.ready.then(() => new Promise(requestAnimationFrame))")
+
+
+# --- MathJax -------------------------------------------------------------------------------------
+
+TEX_LEFT = """() => {
+  const formulas = [...document.querySelectorAll('.math')];
+  const raw = formulas.filter((f) => !f.querySelector('mjx-container'))
+                      .map((f) => f.textContent.slice(0, 60));
+  const prose = [...document.querySelectorAll('article p')].map((p) => {
+    const copy = p.cloneNode(true);
+    copy.querySelectorAll('code, pre, kbd, mjx-container, script, style').forEach((e) => e.remove());
+    return copy.textContent;
+  });
+  return {count: formulas.length, raw, prose};
+}"""
+
+MATHJAX_FONTS = """() => document.fonts.ready.then(() => [...document.fonts]
+  .filter((face) => face.family.includes('MJX'))
+  .map((face) => [face.family.replace(/"/g, ''), face.status]))"""
+
 
 @pytest.mark.parametrize("locale", LOCALES)
-def test_chapter_formulas_are_typeset_by_mathjax(chapter_pages, locale):
-    page = chapter_pages[locale]
-    assert_clean(page, f"{locale}/{CHAPTER}")
-    formulas = page.tree.find_all(cls="math")
-    assert formulas, f"{locale}/{CHAPTER} has no formula to check"
-    raw = [f.text()[:60] for f in formulas if not f.find_all("mjx-container")]
-    assert not raw, f"{len(raw)} of {len(formulas)} formulas left as TeX, e.g. {raw[:3]}"
-    prose = [p.text(skip=NOT_PROSE) for p in page.tree.find_all("p")]
-    leftovers = [text for text in prose if RAW_TEX.search(text)]
+def test_chapter_formulas_are_typeset_by_mathjax(site, visit, locale):
+    opened = visit(chapter_url(site, locale))
+    wait_for_mathjax(opened.page)
+    found = opened.page.evaluate(TEX_LEFT)
+    opened.assert_clean()
+    assert found["count"], f"{locale}/{CHAPTER} has no formula to check"
+    assert not found["raw"], f"{len(found['raw'])} formulas left as TeX, e.g. {found['raw'][:3]}"
+    leftovers = [text for text in found["prose"] if RAW_TEX.search(text)]
     assert not leftovers, f"raw TeX in a paragraph: {leftovers[0][:120]!r}"
 
 
-def test_mathjax_fonts_load_offline(site, browser, tmp_path):
-    """MathJax's CHTML fonts come from _static: a probe added to a copy of the page lists them."""
-    copy = tmp_path / "en"
-    shutil.copytree(site / "en", copy)
-    probe = """<script>
-window.addEventListener("load", () => MathJax.startup.promise
-  .then(() => document.fonts.ready)
-  .then(() => { document.body.dataset.mjxFonts = [...document.fonts]
-      .filter((face) => face.family.includes("MJX"))
-      .map((face) => face.family.replace(/"/g, "") + "=" + face.status).join(" "); }));
-</script></body>"""
-    html = (copy / CHAPTER).read_text(encoding="utf-8")
-    (copy / "probe.html").write_text(html.replace("</body>", probe, 1), encoding="utf-8")
-    page = render(browser, (copy / "probe.html").as_uri())
-    assert_clean(page, "probe.html")
-    body = page.tree.find_all("body")[0]
-    faces = dict(item.split("=") for item in body.attrs.get("data-mjx-fonts", "").split())
+def test_mathjax_fonts_load_offline(site, visit):
+    opened = visit(chapter_url(site, LOCALES[0]))
+    wait_for_mathjax(opened.page)
+    faces = dict(opened.page.evaluate(MATHJAX_FONTS))
+    opened.assert_clean()
     loaded = [family for family, status in faces.items() if status == "loaded"]
     assert loaded, f"no MathJax font loaded from file:// (font faces: {faces or 'none'})"
     assert "error" not in faces.values(), f"MathJax fonts failed to load: {faces}"
 
 
+# --- the chapter graph ---------------------------------------------------------------------------
+
+GRAPH_LAYOUT = """() => {
+  const pre = document.querySelector('pre.mermaid');
+  const svg = pre.querySelector('svg');
+  const column = pre.closest('article').getBoundingClientRect();
+  const box = (e) => { const r = e.getBoundingClientRect();
+                       return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  const nodes = [...svg.querySelectorAll('g.node')].map((node) => {
+    const label = node.querySelector('.nodeLabel') || node;
+    const scale = node.getScreenCTM().a;  // user units -> screen px, whatever scaled the svg
+    return {text: node.textContent.trim(), box: box(node),
+            px: parseFloat(getComputedStyle(label).fontSize) * scale};
+  });
+  // The theme's sticky header hides what scrolls under it.
+  const header = Math.max(0, ...[...document.querySelectorAll('body *')].filter((e) => {
+    const style = getComputedStyle(e);
+    return ['sticky', 'fixed'].includes(style.position) && style.display !== 'none';
+  }).map((e) => e.getBoundingClientRect())
+    .filter((r) => r.top <= 1 && r.height > 0 && r.height < 200 && r.width > innerWidth / 2)
+    .map((r) => r.bottom));
+  const before = pre.previousElementSibling, after = pre.nextElementSibling;
+  return {nodes, column: box(pre.closest('article')), svg: box(svg), header,
+          before: before ? box(before) : null, after: after ? box(after) : null,
+          window: {width: window.innerWidth, height: window.innerHeight},
+          overflow: pre.scrollWidth - pre.clientWidth};
+}"""
+
+
+def graph_node_count(locale: str) -> int:
+    source = MERMAID_SOURCE.search((ROOT / "book" / locale / CHAPTER_SOURCE).read_text("utf-8"))
+    assert source, f"book/{locale}/{CHAPTER_SOURCE} has no mermaid graph"
+    return len(set(re.findall(r"\b(\w+)\[", source.group(1))))
+
+
+def inside(box: dict, outer: dict, slack: float = 1.0) -> bool:
+    return (box["left"] >= outer["left"] - slack and box["right"] <= outer["right"] + slack
+            and box["top"] >= outer["top"] - slack and box["bottom"] <= outer["bottom"] + slack)
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("locale", LOCALES)
-def test_chapter_graph_is_drawn_by_mermaid(chapter_pages, locale):
-    page = chapter_pages[locale]
-    assert_clean(page, f"{locale}/{CHAPTER}")
-    graphs = page.tree.find_all("pre", cls="mermaid")
-    assert graphs, f"{locale}/{CHAPTER} has no mermaid block (the chapter graph)"
-    for graph in graphs:
-        svgs = graph.find_all("svg")
-        assert svgs, f"mermaid block not drawn: {graph.text()[:80]!r}"
-        assert svgs[0].find_all("g"), "mermaid drew an empty svg"
+def test_chapter_graph_is_whole_and_readable(site, visit, locale, viewport):
+    opened = visit(chapter_url(site, locale), viewport)
+    wait_for_mermaid(opened.page)
+    opened.page.evaluate("() => document.querySelector('pre.mermaid svg').scrollIntoView({block: 'end'})")
+    layout = opened.page.evaluate(GRAPH_LAYOUT)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    opened.page.screenshot(path=str(SCREENSHOTS / f"{locale}-{viewport}.png"))
+    opened.assert_clean()
+
+    nodes = layout["nodes"]
+    assert len(nodes) == graph_node_count(locale), f"{len(nodes)} nodes drawn: {nodes[:3]}"
+    visible = {"left": 0, "top": layout["header"], "right": layout["window"]["width"],
+               "bottom": layout["window"]["height"]}
+    outside = [n["text"] for n in nodes
+               if not (inside(n["box"], layout["column"]) and inside(n["box"], visible))]
+    assert not outside, (f"{viewport}: nodes outside the column or the window: {outside} "
+                         f"(column {layout['column']}, window {layout['window']})")
+    assert layout["overflow"] <= 1, f"{viewport}: the graph scrolls sideways by {layout['overflow']} px"
+    small = [(n["text"], round(n["px"], 1)) for n in nodes if n["px"] < READABLE_PX]
+    assert not small, f"{viewport}: labels drawn below {READABLE_PX} px: {small}"
+    top = min(n["box"]["top"] for n in nodes)
+    bottom = max(n["box"]["bottom"] for n in nodes)
+    if layout["before"]:
+        gap = top - layout["before"]["bottom"]
+        assert gap < BLANK_PX, f"{viewport}: {gap:.0f} px of blank space above the graph"
+    if layout["after"]:
+        gap = layout["after"]["top"] - bottom
+        assert gap < BLANK_PX, f"{viewport}: {gap:.0f} px of blank space below the graph"
 
 
-@pytest.mark.parametrize("locale", LOCALES)
-def test_every_mermaid_block_in_the_site_loads_mermaid_locally(site, locale):
-    for path in pages(site / locale):
-        tree = parse(path.read_text(encoding="utf-8"))
-        if tree.find_all("pre", cls="mermaid"):
-            sources = [s.attrs.get("src", "") for s in tree.find_all("script")]
-            assert any(re.search(r"_static/offline/mermaid-[0-9a-f]+/mermaid\.min\.js", s)
-                       for s in sources), f"{path.relative_to(site)} does not load mermaid"
-
-
-# --- the language links --------------------------------------------------------------------------
-
-def resolve(page: Path, href: str) -> Path:
-    return (page.parent / unquote(urlsplit(href).path)).resolve()
-
-
-def test_every_page_links_to_its_other_language(site):
-    for locale, other in (("en", "zh"), ("zh", "en")):
-        checked = 0
-        for path in pages(site / locale):
-            links = parse(path.read_text(encoding="utf-8")).find_all("a", cls="lang-switch")
-            where = path.relative_to(site)
-            assert len(links) == 1, f"{where}: {len(links)} language links, expected 1"
-            href = links[0].attrs["href"]
-            assert not urlsplit(href).scheme and not href.startswith("/"), f"{where}: {href}"
-            target = resolve(path, href)
-            assert target.is_file(), f"{where}: language link {href} leads nowhere"
-            assert target.is_relative_to((site / other).resolve()), f"{where}: {href}"
-            twin = site / other / path.relative_to(site / locale)
-            if twin.is_file():
-                assert target == twin.resolve(), f"{where}: links {href}, not its translation"
-            checked += 1
-        assert checked, f"no pages in {site / locale}"
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-def test_chapter_language_link_is_in_the_rendered_header(chapter_pages, locale):
-    header = chapter_pages[locale].tree.find_all(cls="header-article-items__end")
-    assert header and header[0].find_all("a", cls="lang-switch"), "no language link in the header"
-
-
-def test_landing_page_links_both_languages(site):
-    links = {a.attrs.get("href") for a in parse((site / "index.html").read_text("utf-8")).find_all("a")}
-    for locale in LOCALES:
-        assert f"{locale}/index.html" in links and (site / locale / "index.html").is_file()
-
-
-# --- search --------------------------------------------------------------------------------------
-
-def chapter_search_term(site: Path, locale: str) -> str:
-    """A word the search index maps to chapter 0 (a Chinese one for zh), title words first."""
-    text = (site / locale / "searchindex.js").read_text(encoding="utf-8")
-    index = json.loads(text[text.index("(") + 1: text.rindex(")")])
-    chapter = index["docnames"].index(CHAPTER.removesuffix(".html"))
-
-    def words(table: dict) -> list[str]:
-        found = [w for w, docs in table.items()
-                 if chapter in (docs if isinstance(docs, list) else [docs])
-                 and len(w) >= 2 and (bool(CJK.search(w)) == (locale == "zh")) and w.isalpha()]
-        return sorted(found, key=lambda w: (-len(w), w))
-
-    candidates = words(index["titleterms"]) or words(index["terms"])
-    assert candidates, f"the {locale} search index has no suitable word for {CHAPTER}"
-    return candidates[0]
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-def test_search_finds_a_chapter_word(site, browser, locale):
-    term = chapter_search_term(site, locale)
-    url = (site / locale / "search.html").as_uri() + "?q=" + quote(term)
-    page = render(browser, url)
-    assert_clean(page, f"{locale}/search.html?q={term}")
-    results = [a.attrs.get("href", "") for ul in page.tree.find_all("ul", cls="search")
-               for a in ul.find_all("a")]
-    assert results, f"searching {term!r} on the {locale} site returned nothing"
-    assert any(href.split("#")[0].split("?")[0] == CHAPTER for href in results), (
-        f"searching {term!r} did not find {CHAPTER}: {results}")
-
-
-# --- nothing remote ------------------------------------------------------------------------------
+# --- a page's HTML, read without a browser -------------------------------------------------------
 
 REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"""url\(\s*['"]?\s*((?:https?:)?//[^'")\s]*)""", re.IGNORECASE)
@@ -320,6 +268,206 @@ LOADED = {  # tag -> attributes whose URL the browser fetches by itself
 }
 
 
+class _Page(HTMLParser):
+    """What the tests read from an HTML file without a browser: its language links, whether it
+    has a mermaid block, the scripts it loads, every remote URL the browser would fetch by
+    itself, and its inline CSS."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.switches: list[str] = []
+        self.scripts: list[str] = []
+        self.mermaid = False
+        self.remote: list[str] = []
+        self.css: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = {k: v or "" for k, v in attrs}
+        classes = attrs.get("class", "").split()
+        if tag == "a" and "lang-switch" in classes:
+            self.switches.append(attrs.get("href", ""))
+        elif tag == "script" and attrs.get("src"):
+            self.scripts.append(attrs["src"])
+        elif tag == "pre" and "mermaid" in classes:
+            self.mermaid = True
+        if not (tag == "link" and attrs.get("rel") in ("canonical", "alternate")):
+            self.remote += [f"<{tag} {a}={attrs[a]}>" for a in LOADED.get(tag, ())
+                            if any(REMOTE.match(part) for part in attrs.get(a, "").split(","))]
+        self.css.append(attrs.get("style", ""))
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if self._in_style:
+            self.css.append(data)
+
+
+def read_page(path: Path) -> _Page:
+    parser = _Page()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return parser
+
+
+# --- the language switch -------------------------------------------------------------------------
+
+def pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html")
+                  if not {"_static", "_sources", "_images"} & set(p.relative_to(site).parts))
+
+
+def other_locale(locale: str) -> str:
+    return next(other for other in LOCALES if other != locale)
+
+
+def resolve(page: Path, href: str) -> Path:
+    return (page.parent / unquote(urlsplit(href).path)).resolve()
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_page_links_to_its_other_language(site, locale):
+    other = other_locale(locale)
+    checked = 0
+    for path in pages(site / locale):
+        switches = read_page(path).switches
+        where = path.relative_to(site)
+        assert len(switches) == 1, f"{where}: {len(switches)} language links, expected 1"
+        href = switches[0]
+        assert not urlsplit(href).scheme and not href.startswith("/"), f"{where}: {href}"
+        target = resolve(path, href)
+        assert target.is_file(), f"{where}: language link {href} leads nowhere"
+        assert target.is_relative_to((site / other).resolve()), f"{where}: {href}"
+        twin = site / other / path.relative_to(site / locale)
+        if twin.is_file():
+            assert target == twin.resolve(), f"{where}: links {href}, not its translation"
+        checked += 1
+    assert checked, f"no pages in {site / locale}"
+
+
+@pytest.mark.parametrize("page", [CHAPTER, "index.html", "reference.html"])
+@pytest.mark.parametrize("locale", LOCALES)
+def test_clicking_the_language_switch_lands_on_the_same_page(site, visit, locale, page):
+    other = other_locale(locale)
+    opened = visit(chapter_url(site, locale, page))
+    switch = opened.page.locator("a.lang-switch")
+    assert switch.count() == 1 and switch.is_visible(), f"{locale}/{page}: no visible language link"
+    assert switch.inner_text().strip() == by_folder(other).label
+    switch.click()
+    opened.page.wait_for_load_state("load")
+    assert opened.page.url == chapter_url(site, other, page), opened.page.url
+    assert opened.page.locator("html").get_attribute("lang").startswith(other[:2])
+    opened.assert_clean()
+
+
+def test_landing_page_links_every_language(site, visit):
+    opened = visit((site / "index.html").as_uri())
+    for locale in LOCALES:
+        link = opened.page.locator(f'a.choice[href="{locale}/index.html"]')
+        assert link.count() == 1, f"the landing page does not link {locale}/index.html"
+    opened.page.locator(f'a.choice[href="{LOCALES[-1]}/index.html"]').click()
+    opened.page.wait_for_load_state("load")
+    assert opened.page.url == chapter_url(site, LOCALES[-1], "index.html")
+    opened.assert_clean()
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_page_with_a_graph_loads_mermaid_locally(site, locale):
+    for path in pages(site / locale):
+        links = read_page(path)
+        if links.mermaid:
+            assert any(re.search(r"_static/offline/mermaid-[0-9a-f]+/mermaid\.min\.js", s)
+                       for s in links.scripts), f"{path.relative_to(site)} does not load mermaid"
+
+
+# --- search --------------------------------------------------------------------------------------
+
+def chapter_search_term(site: Path, locale: str) -> str:
+    """A word the search index maps to chapter 0 (a CJK one for a CJK locale), title words first."""
+    text = (site / locale / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1: text.rindex(")")])
+    chapter = index["docnames"].index(CHAPTER.removesuffix(".html"))
+    cjk = by_folder(locale).cjk
+
+    def words(table: dict) -> list[str]:
+        found = [w for w, docs in table.items()
+                 if chapter in (docs if isinstance(docs, list) else [docs])
+                 and len(w) >= 2 and bool(CJK.search(w)) == cjk and w.isalpha()]
+        return sorted(found, key=lambda w: (-len(w), w))
+
+    candidates = words(index["titleterms"]) or words(index["terms"])
+    assert candidates, f"the {locale} search index has no suitable word for {CHAPTER}"
+    return candidates[0]
+
+
+FOUND = """(chapter) => [...document.querySelectorAll('ul.search li a')]
+  .some((a) => a.getAttribute('href').split('#')[0].split('?')[0] === chapter)"""
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_typing_into_search_finds_chapter_0(site, visit, locale):
+    term = chapter_search_term(site, locale)
+    opened = visit(chapter_url(site, locale))
+    opened.page.locator("button.search-button__button").locator("visible=true").first.click()
+    box = opened.page.locator("#pst-search-dialog input[name=q]")
+    box.fill(term)
+    box.press("Enter")
+    opened.page.wait_for_url("**/search.html?q=*")
+    try:
+        opened.page.wait_for_function(FOUND, arg=CHAPTER)
+    except PlaywrightTimeout:
+        pass  # reported below with what was found
+    results = opened.page.locator("ul.search li a").evaluate_all(
+        "(links) => links.map((a) => a.getAttribute('href'))")
+    assert any(href.split("#")[0].split("?")[0] == CHAPTER for href in results), (
+        f"searching {term!r} on the {locale} site did not find {CHAPTER}: {results}")
+    opened.assert_clean(harmless=SUMMARY_FETCH)
+
+
+# --- what a reader of an executable book expects on a chapter page ---------------------------------
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_chapter_page_shows_its_execution_record_and_notebook(site, visit, locale):
+    words = by_folder(locale)
+    opened = visit(chapter_url(site, locale))
+    record = opened.page.locator(".chapter-header .execution-record")
+    assert record.is_visible(), f"{locale}/{CHAPTER}: no execution record"
+    pattern = re.escape(words.executed).replace(r"\{when\}", r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    pattern = re.sub(r"\\\{(python|torch)\\\}", r"[0-9.]+\\S*", pattern)
+    pattern = pattern.replace(r"\{seconds:\.1f\}", r"\d+\.\d")
+    assert re.fullmatch(pattern, record.inner_text().strip()), record.inner_text()
+    link = opened.page.locator(".chapter-header a.chapter-notebook")
+    assert link.inner_text().strip() == words.notebook
+    opened.assert_clean()
+    # Served over http the link downloads (its download attribute); from file:// the browser
+    # ignores that attribute and shows the file, which is the chapter's notebook either way.
+    link.click()
+    opened.page.wait_for_load_state("load")
+    assert opened.page.url == chapter_url(site, locale, f"{FOLDER}/{Path(CHAPTER).stem}.ipynb")
+    shown = json.loads(opened.page.locator("pre").first.inner_text())
+    assert shown["metadata"]["kernelspec"]["name"] == "python3"
+    assert any(cell["cell_type"] == "code" and cell["outputs"] for cell in shown["cells"])
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_code_cells_have_a_copy_button_and_outputs_do_not(site, visit, locale):
+    opened = visit(chapter_url(site, locale))
+    opened.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    cells = opened.page.locator("div.cell_input div.highlight")
+    assert cells.count() > 0
+    assert opened.page.locator("div.cell_input button.copybtn").count() == cells.count()
+    assert opened.page.locator("div.cell_output button.copybtn").count() == 0
+    first = cells.first
+    first.hover()
+    first.locator("button.copybtn").click()
+    copied = opened.page.evaluate("() => navigator.clipboard.readText()")
+    assert copied.strip() == first.locator("pre").inner_text().strip()
+    opened.assert_clean()
+
+
+# --- nothing remote ------------------------------------------------------------------------------
+
 def remote_in_css(css: str) -> list[str]:
     css = CSS_COMMENT.sub("", css)
     return CSS_URL.findall(css) + CSS_IMPORT.findall(css)
@@ -328,18 +476,10 @@ def remote_in_css(css: str) -> list[str]:
 def test_no_page_or_stylesheet_references_the_network(site):
     offenders = []
     for path in sorted(site.rglob("*.html")):
-        tree = parse(path.read_text(encoding="utf-8", errors="replace"))
-        for element in tree.iter():
-            for attr in LOADED.get(element.tag, ()):
-                value = element.attrs.get(attr, "")
-                if element.tag == "link" and element.attrs.get("rel") in ("canonical", "alternate"):
-                    continue
-                if any(REMOTE.match(part) for part in value.split(",")):
-                    offenders.append(f"{path.relative_to(site)}: <{element.tag} {attr}={value}>")
-            inline = element.attrs.get("style", "")
-            if element.tag == "style":
-                inline += element.text()
-            offenders += [f"{path.relative_to(site)}: {url}" for url in remote_in_css(inline)]
+        parser = read_page(path)
+        offenders += [f"{path.relative_to(site)}: {url}" for url in parser.remote]
+        offenders += [f"{path.relative_to(site)}: {url}"
+                      for css in parser.css for url in remote_in_css(css)]
     for path in sorted(site.rglob("*.css")):
         offenders += [f"{path.relative_to(site)}: {url}"
                       for url in remote_in_css(path.read_text(encoding="utf-8", errors="replace"))]

@@ -3,9 +3,8 @@ running the cells of a chapter that a figure's data depends on.
 
 A figure module (``scripts/figures/chNN_*.py``, ``appX_*.py`` for an appendix) defines ``NAME``
 (the SVG's file stem), ``CHAPTER`` (the chapter file it illustrates), ``TEXT`` (its words per
-locale, ``en`` and ``zh``),
-``compute()`` (the data, computed with ``agentrl`` and, where the chapter builds its own example
-objects, with the chapter's own cells) and ``draw(data, text)`` (a matplotlib figure).
+locale folder of ``ext/locale_table.py``), ``compute()`` (the data, computed with ``agentrl``
+and, where the chapter builds its own example objects, with the chapter's own cells) and ``draw(data, text)`` (a matplotlib figure).
 ``scripts/build_figures.py`` runs each in a fresh process and writes
 ``book/<locale>/figures/<NAME>.svg``.
 
@@ -39,8 +38,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-BOOK_EN = ROOT / "book" / "en"
-LOCALES = ("en", "zh")
+sys.path.insert(0, str(ROOT))
+
+from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
+
+BOOK_EN = ROOT / "book" / SOURCE.folder
+LOCALES = tuple(folders())
 CJK_FONT = "Noto Sans CJK SC"
 LATIN_FONT = "DejaVu Sans"  # ships with matplotlib
 WIDTH_IN = 6.4  # figures are drawn at this width and scaled to the column
@@ -63,8 +66,9 @@ def use_locale(locale: str) -> None:
     plt.rcdefaults()
     # Mathtext sets the words around a formula in the first family, so for Chinese the CJK font
     # comes first (it has Latin letters and digits too); DejaVu Sans stays as the fallback.
-    families = [CJK_FONT, LATIN_FONT] if locale == "zh" else [LATIN_FONT]
-    if locale == "zh":
+    cjk = by_folder(locale).cjk
+    families = [CJK_FONT, LATIN_FONT] if cjk else [LATIN_FONT]
+    if cjk:
         cjk_font_file()
     plt.rcParams.update({
         "svg.fonttype": "path",
@@ -191,7 +195,6 @@ def run_chapter_cells(chapter: str, names: tuple[str, ...],
     its figure cannot disagree about the example; a figure module also checks what it draws
     against the chapter's recorded output, which catches a slice that left out such state.
     """
-    sys.path.insert(0, str(ROOT))
     from ext.chapters import read_chapter
 
     cells = read_chapter(BOOK_EN / chapter).cells
@@ -227,7 +230,6 @@ def chapter_namespace(chapter: str, names: tuple[str, ...], every_cell: bool = F
 
 def recorded_output(chapter: str, marker: str) -> str:
     """The recorded ``Output:`` block of the English chapter's cell whose source has ``marker``."""
-    sys.path.insert(0, str(ROOT))
     from ext.chapters import read_chapter
 
     for cell in read_chapter(BOOK_EN / chapter).cells:
