@@ -4,20 +4,28 @@ The pool tests start real processes (fork, gloo on the loopback device) with a s
 TinyAgent and short episodes, and check against computations made here in the test's own
 process: episodes sampled directly with collect_episodes, parameters compared bitwise, and the
 number of live child processes after every run, including runs whose worker crashes or hangs.
-The correction tests compare rollout_correction and behaviour_gap with explicit loops.
+The correction tests compare rollout_correction and behaviour_gap with explicit loops. Two
+more read /proc to check that a local pool listens on the loopback address only, and run the
+same saved functions under torchrun (three processes on this machine).
 """
 
 from __future__ import annotations
 
 import math
 import multiprocessing
+import os
+import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
 import agentrl as arl
 
+ROOT = Path(__file__).resolve().parent.parent
 EPISODE = {"max_turns": 2, "max_action_tokens": 8}
 
 
@@ -182,3 +190,75 @@ def test_behaviour_gap_by_hand():
     assert gap["ratio_std"] == pytest.approx(math.sqrt(sum((r - mean_r) ** 2 for r in ratios) / 4), rel=1e-4)
     assert gap["outside"] == pytest.approx(sum(not 0.8 <= r <= 1.25 for r in ratios) / 5)  # 0.74, 1.65
     assert gap["kl"] == pytest.approx(sum(r - 1 - v for r, v in zip(ratios, vals)) / 5, rel=1e-4)
+
+
+# ---- where the pool listens, and the same code under torchrun ---------------------------------
+
+def listening_addresses(pids):
+    """Local IPv4/IPv6 addresses of the TCP sockets in LISTEN state owned by pids (from /proc)."""
+    inodes = set()
+    for pid in pids:
+        for fd in (Path(f"/proc/{pid}/fd")).iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    addresses = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:               # 0A: LISTEN
+                addresses.append(fields[1].split(":")[0])
+    return addresses
+
+
+def test_local_pool_listens_on_loopback_only(gym):
+    loopback = {"0100007F", "00000000000000000000000001000000"}        # 127.0.0.1, ::1
+    with arl.RolloutPool(2, serving(gym)) as pool:
+        pool.send_weights(tiny_agent(0), 0)
+        addresses = listening_addresses([os.getpid()] + [p.pid for p in pool.processes])
+    assert addresses and set(addresses) <= loopback
+    assert no_children()
+
+
+TORCHRUN_SCRIPT = '''
+import os
+import torch
+import agentrl as arl
+torch.set_num_threads(1)
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+tok, env = arl.CharTokenizer(), arl.BugFixEnv(cache={})
+tasks = [t for t in arl.make_tasks(seed=0) if t.split == "train"][:3]
+kw = {"max_turns": 2, "max_action_tokens": 8}
+if rank == 0:
+    model = arl.TinyAgent(vocab_size=101, d_model=16, n_layers=1, n_heads=2, seed=0).eval()
+    with arl.RolloutPool(world - 1) as pool:
+        got = pool.collect(model, 1, [(t, 2, 10 + i) for i, t in enumerate(tasks)])
+    direct = [arl.collect_episodes(model, env, [t] * 2, tok, seed=10 + i, **kw) for i, t in enumerate(tasks)]
+    same = all(torch.equal(a.ids, b.ids) for d, (_, g) in zip(direct, got) for a, b in zip(d, g))
+    print("RESULT", same, [v for v, _ in got])
+else:
+    arl.join_group(rank, world)
+    arl.serve_rollouts(arl.TinyAgent(vocab_size=101, d_model=16, n_layers=1, n_heads=2, seed=5).eval(),
+                       env, tok, **kw)
+    torch.distributed.destroy_process_group()
+'''
+
+
+def test_same_functions_run_under_torchrun(tmp_path):
+    torchrun = Path(sys.executable).with_name("torchrun")
+    if not torchrun.exists():
+        pytest.skip("torchrun not installed next to the interpreter")
+    script = tmp_path / "train.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    done = subprocess.run([str(torchrun), "--nnodes", "1", "--nproc-per-node", "3",
+                           "--master-addr", "127.0.0.1", "--master-port", str(port), str(script)],
+                          env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RESULT True [1, 1, 1]" in done.stdout
