@@ -2526,3 +2526,259 @@ def regularised_pg_step(model, ref_model, optimizer, episodes, kl_coef=0.0, kl_m
             'tokens': int(mask.sum()), 'entropy': (ent.detach().sum() / n).item(),
             'kl': (token_kl(logits.detach(), logits_ref, mask).sum() / n).item(),
             'k1': ((k1_ * mask).sum() / n).item(), 'k3': ((k3_ * mask).sum() / n).item()}
+
+# ---- saved in 13-rollout-systems.md ----
+import datetime
+import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+ROLLOUT_TIMEOUT_S = 120
+
+
+def join_group(rank, world_size, init_method='env://', timeout=ROLLOUT_TIMEOUT_S):
+    """Join the gloo process group of a trainer (rank 0) and its rollout workers (ranks >= 1).
+
+    Locally, RolloutPool passes a file:// init_method and binds gloo to the loopback device;
+    under torchrun, the default env:// reads MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE.
+    A collective that waits longer than timeout seconds raises instead of hanging.
+    """
+    dist.init_process_group('gloo', init_method=init_method, rank=rank, world_size=world_size,
+                            timeout=datetime.timedelta(seconds=timeout))
+
+
+def sync_weights(model, version=None):
+    """Broadcast (version, parameters) from rank 0 into model on every rank -> version.
+
+    Rank 0 passes its version number; the other ranks pass nothing and receive it. The
+    parameters travel as one flat vector, so every rank ends bitwise equal to rank 0.
+    """
+    sender = dist.get_rank() == 0
+    tag = torch.tensor([version if sender else -1], dtype=torch.long)
+    dist.broadcast(tag, src=0)
+    flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
+    dist.broadcast(flat, src=0)
+    if not sender:
+        torch.nn.utils.vector_to_parameters(flat, model.parameters())
+    return int(tag)
+
+
+def serve_rollouts(model, env, tokenizer, collect=collect_episodes, **collect_kwargs):
+    """The loop of a rollout worker (rank >= 1): answer rank 0's requests until 'stop'.
+
+    Requests arrive by broadcast_object_list as (kind, payload): ('weights', None) loads new
+    weights with sync_weights; ('collect', work), work a list of (task, group_size, seed),
+    samples the items i with i % n_workers == rank - 1, each as collect(model, env,
+    [task] * group_size, tokenizer, seed=seed, **collect_kwargs), and sends (i, version,
+    episodes) to rank 0 with gather_object; ('weights_check', None) sends the flat parameter
+    vector; ('stop', None) returns. collect is the one place that samples episodes: any
+    function with collect_episodes' signature (a batched sampler, an engine) can replace it.
+    """
+    rank, n_workers = dist.get_rank(), dist.get_world_size() - 1
+    version = None
+    while True:
+        request = [None]
+        dist.broadcast_object_list(request, src=0)
+        kind, payload = request[0]
+        if kind == 'stop':
+            return
+        if kind == 'weights':
+            version = sync_weights(model)
+        elif kind == 'weights_check':
+            flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
+            dist.gather_object(flat, dst=0)
+        elif kind == 'collect':
+            mine = [(i, version, collect(model, env, [task] * group_size, tokenizer, seed=seed,
+                                         **collect_kwargs))
+                    for i, (task, group_size, seed) in enumerate(payload)
+                    if i % n_workers == rank - 1]
+            dist.gather_object(mine, dst=0)
+
+
+def _worker_process(rank, world_size, init_method, timeout, worker):
+    torch.set_num_threads(1)              # a forked process must not start a thread pool
+    join_group(rank, world_size, init_method, timeout)
+    try:
+        worker()
+    finally:
+        dist.destroy_process_group()
+
+
+class RolloutPool:
+    """The trainer's side (rank 0) of a pool of rollout workers, as a context manager.
+
+    RolloutPool(n_workers, worker) forks n_workers local processes, each running worker()
+    (typically serve_rollouts on its own model copy) in a gloo group bound to the loopback
+    device; this process is rank 0. RolloutPool(n_workers) without a worker joins a group
+    that torchrun started (n_workers = WORLD_SIZE - 1). Leaving the block stops the workers,
+    destroys the group and joins every process it started, killing any still alive after
+    timeout seconds (1 s when the block raised). 'fork' lets workers run functions defined in
+    a notebook's __main__; call torch.set_num_threads(1) before entering.
+    """
+
+    def __init__(self, n_workers, worker=None, timeout=ROLLOUT_TIMEOUT_S):
+        if n_workers < 1:
+            raise ValueError(f'n_workers must be >= 1, got {n_workers}')
+        self.n_workers, self.worker, self.timeout = n_workers, worker, timeout
+        self.processes, self.version = [], None
+
+    def __enter__(self):
+        if self.worker is None:
+            join_group(0, self.n_workers + 1, timeout=self.timeout)
+            return self
+        self._tmp = tempfile.TemporaryDirectory()
+        init = 'file://' + os.path.join(self._tmp.name, 'store')
+        self._saved_ifname = os.environ.get('GLOO_SOCKET_IFNAME')
+        os.environ['GLOO_SOCKET_IFNAME'] = 'lo'          # loopback only: nothing listens outside
+        try:
+            context = mp.get_context('fork')
+            for rank in range(1, self.n_workers + 1):
+                process = context.Process(target=_worker_process, daemon=True, args=(
+                    rank, self.n_workers + 1, init, self.timeout, self.worker))
+                process.start()
+                self.processes.append(process)
+            join_group(0, self.n_workers + 1, init, self.timeout)
+        except BaseException:
+            self._shut_down(clean=False)
+            raise
+        return self
+
+    def _request(self, kind, payload=None):
+        dist.broadcast_object_list([(kind, payload)], src=0)
+
+    def send_weights(self, model, version):
+        """Weight sync by version: broadcast model's weights only if the workers hold another."""
+        if version != self.version:
+            self._request('weights')
+            self.version = sync_weights(model, version)
+
+    def collect(self, model, version, work):
+        """Groups for work [(task, group_size, seed), ...], sampled by the workers with model's
+        weights as version (sent first if needed) -> [(version, episodes)] in work's order."""
+        self.send_weights(model, version)
+        self._request('collect', work)
+        shards = [None] * (self.n_workers + 1)
+        dist.gather_object([], shards, dst=0)
+        items = sorted((item for shard in shards for item in shard), key=lambda item: item[0])
+        return [(v, episodes) for _, v, episodes in items]
+
+    def worker_weights(self):
+        """The flat parameter vector each worker holds -> list of n_workers tensors."""
+        self._request('weights_check')
+        flats = [None] * (self.n_workers + 1)
+        dist.gather_object(torch.zeros(0), flats, dst=0)
+        return flats[1:]
+
+    def __exit__(self, exc_type, exc, tb):
+        self._shut_down(clean=exc_type is None)
+        return False
+
+    def _shut_down(self, clean):
+        try:
+            if clean and dist.is_initialized():
+                self._request('stop')
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+            for process in self.processes:
+                process.join(self.timeout if clean else 1.0)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+            if self.worker is not None:
+                if self._saved_ifname is None:
+                    os.environ.pop('GLOO_SOCKET_IFNAME', None)
+                else:
+                    os.environ['GLOO_SOCKET_IFNAME'] = self._saved_ifname
+                self._tmp.cleanup()
+
+# ---- saved in 13-rollout-systems.md ----
+def behaviour_gap(logp_target, logp_behaviour, mask):
+    """How far the tokens' sampling policy mu is from a target policy -> dict of floats.
+
+    logp_target [B, T-1]: log pi(x) (e.g. the trainer's pi_old); logp_behaviour [B, T-1]:
+    log mu(x), as recorded by the sampler; mask [B, T-1]: 1 at policy tokens, which must have
+    been sampled from mu. With log r = logp_target - logp_behaviour over masked tokens:
+    mean_abs and max_abs of log r, ratio_std (std of r), outside (share of tokens with r
+    outside [0.8, 1.25]) and kl, the mean k3 = (r - 1) - log r: unbiased for KL(mu || pi).
+    """
+    keep = mask > 0
+    log_r = (logp_target - logp_behaviour)[keep]                                # [N]
+    k3 = kl_estimators(logp_behaviour[keep], logp_target[keep])[2]              # [N]
+    r = log_r.exp()
+    return {'mean_abs': log_r.abs().mean().item(), 'max_abs': log_r.abs().max().item(),
+            'ratio_std': r.std().item(), 'outside': ((r < 0.8) | (r > 1.25)).float().mean().item(),
+            'kl': k3.mean().item()}
+
+# ---- saved in 13-rollout-systems.md ----
+CORRECTIONS = (None, 'tis', 'mis', 'geo-mask')
+
+
+def rollout_correction(logp_old, logp_behaviour, mask, mode='tis', cap=2.0, cap_low=None):
+    """Off-policy correction weights for tokens sampled by mu -> (weights [B, T-1], stats).
+
+    logp_old [B, T-1]: the trainer's log pi_old; logp_behaviour [B, T-1]: the sampler's log mu;
+    mask [B, T-1]: 1 at policy tokens. With r = pi_old / mu per token (detached):
+      'tis'       w = min(r, cap) per token (truncated importance sampling);
+      'mis'       w = prod_t r_t for every token of a sequence, 0 if that product is outside
+                  [cap_low, cap] (sequence-level masked importance sampling);
+      'geo-mask'  w = 1, or 0 for a sequence whose geometric-mean ratio is outside [cap_low, cap];
+      None        w = 1.
+    cap_low defaults to 1 / cap. Weights are 0 off the mask. stats: truncated (share of tokens
+    with r > cap, 'tis'), rejected (share of sequences given weight 0) and ess (effective
+    sample size of the token weights over the number of tokens, 1 = no loss).
+    """
+    if mode not in CORRECTIONS:
+        raise ValueError(f'unknown correction {mode!r}; choose one of {CORRECTIONS}')
+    cap_low = 1.0 / cap if cap_low is None else cap_low
+    keep = mask > 0
+    log_r = torch.where(keep, (logp_old - logp_behaviour).detach(), torch.zeros_like(logp_old))
+    n_tokens = keep.sum(-1)                                               # [B]
+    seq_log_r = log_r.sum(-1)                                             # [B] log prod r
+    stats = {'truncated': 0.0, 'rejected': 0.0}
+    if mode is None:
+        w = torch.ones_like(log_r)
+    elif mode == 'tis':
+        w = log_r.exp().clamp(max=cap)
+        stats['truncated'] = ((log_r.exp() > cap) & keep).sum().item() / max(1, keep.sum().item())
+    else:
+        level = seq_log_r if mode == 'mis' else seq_log_r / n_tokens.clamp_min(1)
+        inside = (level >= math.log(cap_low)) & (level <= math.log(cap))   # [B]
+        value = seq_log_r.exp() if mode == 'mis' else torch.ones_like(seq_log_r)
+        w = torch.where(inside, value, torch.zeros_like(value))[:, None].expand_as(log_r)
+        stats['rejected'] = 1.0 - inside.float().mean().item()
+    w = torch.where(keep, w, torch.zeros_like(w))
+    kept = w[keep]
+    stats['ess'] = (kept.sum() ** 2 / (kept ** 2).sum().clamp_min(1e-30) / kept.numel()).item()
+    return w, stats
+
+
+def corrected_grpo_step(model, optimizer, groups, correction=None, cap=2.0, cap_low=None,
+                        clip_eps=0.2, grad_clip=1.0):
+    """One GRPO update (one epoch, token mean) on groups sampled by a behaviour policy mu.
+
+    groups: lists of Trajectory whose logp is log mu as recorded by the sampler. logp_old is
+    recomputed by model; each token's advantage is multiplied by rollout_correction's weight
+    for pi_old / mu (mode correction, cap, cap_low). Returns a dict: loss, grad_norm, reward,
+    behaviour_gap's statistics of pi_old against mu, and rollout_correction's stats.
+    """
+    rewards = torch.tensor([[e.reward for e in g] for g in groups], dtype=torch.float)  # [B, G]
+    advantages = group_advantages(rewards).flatten()                               # [B*G]
+    episodes = [e for g in groups for e in g]
+    ids, action_mask, logp_mu, _ = collate_trajectories(episodes)
+    with torch.no_grad():
+        logp_old, mask = token_logprobs(model(ids)[0], ids, action_mask)
+    weights, stats = rollout_correction(logp_old, logp_mu, mask, correction, cap, cap_low)
+    model.train()
+    logp, _ = token_logprobs(model(ids)[0], ids, action_mask)
+    loss, _ = ppo_loss(logp, logp_old, advantages[:, None] * weights, mask, clip_eps, 'token-mean')
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return dict(stats, **behaviour_gap(logp_old, logp_mu, mask), loss=loss.item(),
+                grad_norm=norm.item(), reward=rewards.mean().item())
