@@ -27,7 +27,7 @@ from press_helpers import (
 )
 
 DOCSTRING = '"""Multiply by SCALE."""'
-_HASHED = re.compile(r"^Python 3 \(agentrl ([0-9a-f]{12})\)$")
+_HASHED = re.compile(r"^Python 3 \(agentrl ([0-9a-f]{12}), toolchain [0-9a-f]{12}\)$")
 
 
 @pytest.fixture(scope="module")
