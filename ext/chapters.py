@@ -55,6 +55,7 @@ class CodeCell:
     tags: tuple[str, ...]
     end_line: int  # 1-based line of the closing fence
     output: OutputBlock | None
+    first_code_line: int = 0  # 1-based file line of the first source line (after option lines)
 
     @property
     def is_save(self) -> bool:
@@ -64,10 +65,6 @@ class CodeCell:
     def is_volatile(self) -> bool:
         return VOLATILE_TAG in self.tags
 
-    @property
-    def first_code_line(self) -> int:
-        """1-based file line of the cell's first source line (after any option lines)."""
-        return self.end_line - len(self.source.splitlines())
 
 
 @dataclass
@@ -190,10 +187,23 @@ def read_chapter(path: Path | str, text: str | None = None) -> Chapter:
                 tags=tuple(cell.metadata.get("tags", ())),
                 end_line=end + 1,
                 output=_recorded_output(lines, end, path),
+                first_code_line=_first_code_line(lines, start, end, cell.source),
             )
         )
     _reject_stray_outputs(lines, cells, path)
     return Chapter(path=path, text=text, metadata=metadata, cells=cells)
+
+
+def _first_code_line(lines: list[str], fence: int, closing: int, source: str) -> int:
+    """1-based line of the cell's first source line: after the fence and any option lines.
+
+    Found by the text, not counted back from the closing fence, because myst-nb strips the
+    blank lines that end a cell's source."""
+    first = next((l for l in source.splitlines() if l.strip()), None)
+    for index in range(fence, closing):  # 0-based: the line after the fence .. before closing
+        if first is not None and lines[index] == first:
+            return index + 1
+    return fence + 1
 
 
 def _reject_stray_outputs(lines: list[str], cells: list[CodeCell], path: Path) -> None:

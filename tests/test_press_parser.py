@@ -134,3 +134,14 @@ def test_bad_cell_option_names_its_line(tmp_path):
     path, error = error_of(tmp_path, body)
     assert error.line == 15, error
     assert "cannot read cells" in str(error)
+
+
+@pytest.mark.parametrize("cell, first", [
+    ("\n```{code-cell} ipython3\nx = 1\nprint(x)\n\n\n```\n", 15),  # trailing blank lines
+    ("\n```{code-cell} ipython3\n:tags: [volatile-output]\n\nx = 1\n```\n", 17),  # options
+])
+def test_first_code_line_is_where_the_code_starts(tmp_path, cell, first):
+    """A problem in a cell is reported at the cell's own line, whatever surrounds the code
+    (myst-nb strips a cell's trailing blank lines, so counting back from the fence is wrong)."""
+    (cell_,) = parse(tmp_path, cell)[1].cells
+    assert cell_.first_code_line == first
