@@ -349,6 +349,9 @@ def make_v2_tasks(seed=0, train_variants=TRAIN_VARIANTS, eval_variants=2, vary_c
                           if name not in STRETCH_FUNCS for rows in variants for r in rows})
     held = set(random.Random(seed + 1).sample(seen_groups,
                                               int(len(seen_groups) * HELDOUT_FRACTION)))
+    # a group that only an evaluation variant's constants create was never trained on either
+    held |= set(seen_groups) - {group_key(r) for name, variants in by_template.items()
+                                for rows in variants[:train_variants] for r in rows}
     rows = []
     for name, variants in by_template.items():
         for v, variant in enumerate(variants):
