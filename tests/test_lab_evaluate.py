@@ -1,5 +1,6 @@
 """Checks of book/labs/evaluate.py (pass@k, paired errors, expert-path probability) and of the
-v2 task generator in book/labs/gym_v2.py. Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
+v2 task generator in book/labs/gym_v2.py.
+Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
 import itertools
@@ -79,7 +80,8 @@ def test_expert_path_probability_is_the_product_of_step_probabilities():
 
 
 def test_renaming_is_consistent_and_leaves_attributes_strings_and_builtins():
-    src = "def f(xs, c):\n  out = []\n  for x in xs:\n    if x == c: out.append('x')\n  return len(out)\n"
+    src = ("def f(xs, c):\n  out = []\n  for x in xs:\n    if x == c: out.append('x')\n"
+           "  return len(out)\n")
     new = gym_v2.rewrite(src, {'f': 'g', 'xs': 'q', 'c': 'k', 'out': 'o', 'x': 'z'}, lambda v: v)
     assert new == ("def g(q, k):\n  o = []\n  for z in q:\n    if z == k: o.append('x')\n"
                    "  return len(o)\n")

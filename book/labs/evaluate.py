@@ -57,7 +57,7 @@ def paired(a, b):
 
 
 def summarise(rewards, ks=(1, 4, 8)):
-    """rewards [n_tasks][samples] of 0/1 -> solve rate, its SE over tasks, pass@k, per-task rates."""
+    """rewards [n_tasks][samples] of 0/1 -> solve rate, its SE over tasks, pass@k, per task."""
     per_task = [sum(r) / len(r) for r in rewards]
     rate, se = mean_se(per_task)
     n = len(rewards[0])
@@ -113,7 +113,8 @@ def expert_path_logprob(model, env, tasks, tokenizer, temperature=1.0, policy=ar
     """Per task: log-probability of sampling the expert's episode exactly at `temperature`."""
     out = []
     for start in range(0, len(tasks), batch_size):
-        trajs = [arl.teacher_rollout(env, t, tokenizer, policy) for t in tasks[start:start + batch_size]]
+        trajs = [arl.teacher_rollout(env, t, tokenizer, policy)
+                 for t in tasks[start:start + batch_size]]
         ids, action_mask, _, _ = arl.collate_trajectories(trajs)
         logits, _ = model(ids)
         logp, mask = arl.token_logprobs(logits, ids, action_mask, temperature)

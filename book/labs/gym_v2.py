@@ -230,7 +230,8 @@ def _name_tokens(src):
 def renamable(src):
     """The names a consistent renaming may change: the function, its parameters, its locals."""
     fn = ast.parse(src).body[0]
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = {n.id for n in ast.walk(fn)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return [fn.name] + sorted(({a.arg for a in fn.args.args} | stored) - {'_'})
 
 
@@ -427,7 +428,8 @@ class HintedBugFixEnv(arl.BugFixEnv):
 
 def main():
     tasks = make_v2_tasks()
-    counts = {s: sum(t.split == s for t in tasks) for s in ('train', 'rename', 'heldout', 'stretch')}
+    splits = ('train', 'rename', 'heldout', 'stretch')
+    counts = {s: sum(t.split == s for t in tasks) for s in splits}
     groups = {s: len({(t.template, t.line, t.kind) for t in tasks if t.split == s}) for s in counts}
     print('templates', len(TEMPLATES), 'tasks per split', counts, 'groups per split', groups)
     task = next(t for t in tasks if t.split == 'heldout')

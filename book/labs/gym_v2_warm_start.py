@@ -18,7 +18,10 @@ episodes per task, greedy, pass@k and the expert-path probability.
   --tag NAME       results/gym_v2_NAME.json
 
 Run from the repository root, one at a time (single-threaded, seeded):
-    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 0.5 --sweep hint --tag mixed
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 0.5 --sweep hint \
+        --tag mixed
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
+        --recovery-share 0 --sweep hint --tag hint_only
 The validated task list and its sandbox results are cached in $TMPDIR (validation takes
 minutes on a shared machine), so only the first run pays for it.
 """
@@ -159,7 +162,8 @@ def main():
         'torch_version': torch.__version__, 'model_config': MODEL_CONFIG,
         'parameters': sum(p.numel() for p in model.parameters()),
         'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
-        'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR, 'recovery_share': args.recovery_share,
+        'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
+        'recovery_share': args.recovery_share,
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
