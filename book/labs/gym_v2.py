@@ -23,8 +23,9 @@ policy can memorise function -> fix and its held-out split is unsolvable by cons
                      the faulty line), to measure how much localisation is the obstacle.
 
 Every task is validated with the saved gym's `validate_task` on the sandbox. Run this file to
-print the split sizes and a sample task:
-    .venv/bin/python book/labs/gym_v2.py
+print the split sizes and a sample task (about 12 minutes on a shared 2-core machine, nearly
+all of it sandboxed validation):
+    nice -n 5 .venv/bin/python book/labs/gym_v2.py
 """
 
 import ast
