@@ -1,0 +1,185 @@
+"""Warm start on BugFix v2: does imitation on a varied distribution solve unseen placements?
+
+Trains a fresh TinyAgent (the Chapter 3 default, about 0.2M parameters) with the book's
+warm-start recipe (`agentrl.train_next_token` on the expert's action tokens, as in
+warm_start.py) on the `train` split of book/labs/gym_v2.py, RECOVERY_SHARE of the episodes
+being recovery demonstrations, then evaluates it with book/labs/evaluate.py on four splits
+(one task per (template, line, kind) group, at most N_EVAL tasks each): T=1 with SAMPLES
+episodes per task, greedy, pass@k and the expert-path probability.
+
+  --hint-share F   share of training episodes whose failing-test observation names the bug's
+                   line (HintedBugFixEnv); the model is evaluated with it (`hint`) on
+                   every split and without it (`plain`) on the UNSEEN ones, paired by task
+  --sweep MODE     also sample the heldout split at SWEEP temperatures under
+                   observation MODE: the sharpening control (the warm start at its best
+                   temperature)
+  --steps N        optimiser steps (default STEPS)
+  --recovery-share F   share of recovery demonstrations (default RECOVERY_SHARE)
+  --tag NAME       results/gym_v2_NAME.json
+
+Run from the repository root, one at a time (single-threaded, seeded):
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 0.5 --sweep hint \
+        --tag mixed
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
+        --recovery-share 0 --sweep hint --tag hint_only
+The validated task list and its sandbox results are cached in $TMPDIR (validation takes
+minutes on a shared machine), so only the first run pays for it.
+"""
+
+import argparse
+import json
+import pathlib
+import pickle
+import random
+import sys
+import tempfile
+import time
+
+import torch
+
+import agentrl as arl
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import evaluate as ev  # noqa: E402
+import gym_v2  # noqa: E402
+from warm_start import BATCH_SIZE, LR, MODEL_CONFIG  # noqa: E402  the book's recipe
+
+RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
+STEPS = 1000              # optimiser steps, as the chapter-6 warm start (8 min on a shared machine)
+RECOVERY_SHARE = 0.25     # default share of training episodes that show a failed edit, then the fix
+TASK_SEED, TRAIN_SEED, EVAL_SEED = 0, 0, 2024
+N_EVAL = 32               # tasks per evaluation split (one per group)
+SAMPLES = 8               # episodes per task at each temperature
+SWEEP = (0.3, 0.5, 0.7)   # extra temperatures of the sharpening control (heldout split)
+UNSEEN = ('heldout', 'stretch')   # splits also evaluated without the line hint
+
+
+def load_tasks():
+    """The validated v2 tasks and the sandbox cache that validated them (cached on disk)."""
+    path = pathlib.Path(tempfile.gettempdir()) / f'gym_v2_tasks_seed{TASK_SEED}.pkl'
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    cache = {}
+    env = arl.BugFixEnv(cache=cache)
+    tasks = gym_v2.make_v2_tasks(seed=TASK_SEED, env=env)
+    for task in tasks:                       # the expert's `test` observation, run once
+        env.run(task.code, task.visible)
+    path.write_bytes(pickle.dumps((tasks, cache)))
+    return tasks, cache
+
+
+def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed):
+    """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
+    recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint']."""
+    rng = random.Random(seed)
+    examples = []
+    for task in tasks:
+        policy = gym_v2.recovery_policy if rng.random() < recovery_share else arl.expert_policy
+        env = envs['hint' if rng.random() < hint_share else 'plain']
+        traj = arl.teacher_rollout(env, task, tokenizer, policy)
+        assert traj.reward == 1.0, task.id
+        mask = [int(v) for v in traj.action_mask.tolist()]
+        end = max(i for i, v in enumerate(mask) if v) + 1
+        examples.append((traj.ids[:end].tolist(), mask[:end]))
+    return examples
+
+
+def report_progress(model, steps, every=200):
+    """Print every `every` training forward passes (train_next_token itself prints nothing)."""
+    start, calls = time.time(), [0]
+
+    def hook(module, args, output):
+        if module.training:
+            calls[0] += 1
+            if calls[0] % every == 0:
+                print(f'  step {calls[0]}/{steps}, {time.time() - start:.0f} s', flush=True)
+
+    return model.register_forward_hook(hook)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--hint-share', type=float, default=0.5)
+    parser.add_argument('--sweep', choices=('plain', 'hint'))
+    parser.add_argument('--steps', type=int, default=STEPS)
+    parser.add_argument('--recovery-share', type=float, default=RECOVERY_SHARE)
+    parser.add_argument('--tag', required=True)
+    args = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    start = time.time()
+    tok = arl.CharTokenizer()
+    tasks, cache = load_tasks()
+    envs = {mode: gym_v2.HintedBugFixEnv(hint=mode == 'hint', cache=cache)
+            for mode in ('plain', 'hint')}
+    train = [t for t in tasks if t.split == 'train']
+    splits = {s: gym_v2.one_per_group(tasks, s, N_EVAL, seed=EVAL_SEED)
+              for s in ('heldout', 'stretch', 'rename', 'train')}
+    print(f'{len(tasks)} tasks, {len(train)} train; evaluating on',
+          {s: len(v) for s, v in splits.items()}, f'({time.time() - start:.0f} s)', flush=True)
+
+    examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
+                               TRAIN_SEED)
+    print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
+          f' tokens on average ({time.time() - start:.0f} s)', flush=True)
+    model = arl.TinyAgent(**MODEL_CONFIG)
+    handle = report_progress(model, args.steps)
+    t0 = time.time()
+    losses = arl.train_next_token(model, examples, steps=args.steps, lr=LR,
+                                  batch_size=BATCH_SIZE, seed=TRAIN_SEED)
+    train_seconds = time.time() - t0
+    handle.remove()
+    print(f'trained {args.steps} steps in {train_seconds:.0f} s; loss {sum(losses[:50]) / 50:.3f}'
+          f' -> {sum(losses[-50:]) / 50:.3f}', flush=True)
+    torch.save({'state_dict': model.state_dict(), 'model_config': MODEL_CONFIG},
+               pathlib.Path(tempfile.gettempdir()) / f'gym_v2_{args.tag}.pt')
+
+    t0 = time.time()
+    metrics = {}
+    for mode, env in envs.items():                 # plain only where the comparison matters
+        print(f'evaluating with {mode} observations', flush=True)
+        chosen = splits if mode == 'hint' else {s: splits[s] for s in UNSEEN}
+        metrics[mode] = ev.evaluate(model, env, chosen, tok, samples=SAMPLES, seed=EVAL_SEED,
+                                    progress=16)
+    for s in UNSEEN:
+        diff, se = ev.paired(metrics['hint'][s]['t1']['per_task'],
+                             metrics['plain'][s]['t1']['per_task'])
+        metrics.setdefault('hint_minus_plain_t1', {})[s] = {'difference': diff, 'stderr': se}
+        print(f'  {s:8s} hint - plain at T=1: {diff:+.3f} +- {se:.3f} (paired)', flush=True)
+    if args.sweep:
+        print(f'sharpening control sweep with {args.sweep} observations', flush=True)
+        chosen = metrics[args.sweep]
+        sweep = ev.evaluate(model, envs[args.sweep], {'heldout': splits['heldout']}, tok,
+                            samples=SAMPLES, temperatures=SWEEP, seed=EVAL_SEED, progress=16)
+        for s, res in sweep.items():
+            chosen[s].update({k: v for k, v in res.items() if k.startswith('t')})
+            best, _ = ev.sharpening_control(chosen, s)
+            chosen[s]['control_temperature'] = best
+            print(f'  {s} sharpening control: best temperature {best}', flush=True)
+    record = {
+        'lab': 'book/labs/gym_v2_warm_start.py', 'tag': args.tag, 'hint_share': args.hint_share,
+        'torch_version': torch.__version__, 'model_config': MODEL_CONFIG,
+        'parameters': sum(p.numel() for p in model.parameters()),
+        'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
+        'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
+        'recovery_share': args.recovery_share,
+        'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
+        'train_variants': gym_v2.TRAIN_VARIANTS,
+        'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
+        'eval_task_ids': {s: [t.id for t in v] for s, v in splits.items()},
+        'samples_per_task': SAMPLES,
+        'expert_tokens_mean': sum(len(ids) for ids, _ in examples) / len(examples),
+        'loss_first50': sum(losses[:50]) / 50, 'loss_last50': sum(losses[-50:]) / 50,
+        'metrics': metrics,
+        'train_seconds': round(train_seconds), 'eval_seconds': round(time.time() - t0),
+        'threads': torch.get_num_threads(),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f'gym_v2_{args.tag}.json'
+    out.write_text(json.dumps(record, indent=1) + '\n')
+    print('wrote', out, f'({time.time() - start:.0f} s in all)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,115 @@
+"""Checks of book/labs/evaluate.py (pass@k, paired errors, expert-path probability) and of the
+v2 task generator in book/labs/gym_v2.py.
+Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
+"""
+
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'book' / 'labs'))
+
+import agentrl as arl  # noqa: E402
+import evaluate as ev  # noqa: E402
+import gym_v2  # noqa: E402
+
+
+def brute_pass_at_k(n, c, k):
+    """Share of the k-subsets of n samples (the first c correct) holding a correct one."""
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(i < c for i in s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize('n', range(1, 9))
+def test_pass_at_k_matches_enumeration(n):
+    for c in range(n + 1):
+        for k in range(1, n + 1):
+            assert ev.pass_at_k(n, c, k) == pytest.approx(brute_pass_at_k(n, c, k), abs=1e-12)
+
+
+def test_pass_at_k_rejects_bad_counts():
+    for n, c, k in ((4, 5, 1), (4, 2, 0), (4, 2, 5), (4, -1, 1)):
+        with pytest.raises(ValueError):
+            ev.pass_at_k(n, c, k)
+
+
+def test_pass_at_1_is_the_solve_rate():
+    rewards = [[1, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0]]
+    s = ev.summarise(rewards, ks=(1, 4))
+    assert s['pass@1'] == pytest.approx(s['rate']) == pytest.approx(5 / 12)
+    assert s['pass@4'] == pytest.approx(2 / 3)      # tasks 1 and 3 have a success among 4
+
+
+def test_paired_standard_error_by_hand():
+    # differences 0.5, 0, -0.5: mean 0, sample std sqrt(0.5 / 2) = 0.5, SE 0.5 / sqrt(3)
+    mean, se = ev.paired([1.0, 0.5, 0.0], [0.5, 0.5, 0.5])
+    assert mean == pytest.approx(0.0)
+    assert se == pytest.approx(0.5 / math.sqrt(3))
+    # differences 0.25, 0.75: mean 0.5, std sqrt(0.125) , SE sqrt(0.125) / sqrt(2) = 0.25
+    mean, se = ev.paired([0.5, 1.0], [0.25, 0.25])
+    assert (mean, se) == (pytest.approx(0.5), pytest.approx(0.25))
+    with pytest.raises(ValueError):
+        ev.paired([1.0], [1.0, 0.0])
+
+
+def test_pairing_removes_the_shared_task_spread():
+    easy_hard = [0.9, 0.1, 0.8, 0.2]
+    shifted = [v + 0.05 for v in easy_hard]
+    assert ev.paired(shifted, easy_hard) == (pytest.approx(0.05), pytest.approx(0.0, abs=1e-12))
+    assert ev.mean_se(shifted)[1] > 0.1
+
+
+def test_expert_path_probability_is_the_product_of_step_probabilities():
+    """One teacher-forced pass gives the same number as walking the episode token by token."""
+    torch.manual_seed(0)
+    tok, env = arl.CharTokenizer(), arl.BugFixEnv(cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=3)
+    task = arl.make_tasks()[0]
+    traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
+    walked = 0.0
+    for t in range(1, len(traj.ids)):
+        if traj.action_mask[t]:
+            logits, _ = model(traj.ids[None, :t])
+            walked += torch.log_softmax(logits[0, -1] / 0.7, -1)[traj.ids[t]].item()
+    (batched,) = ev.expert_path_logprob(model, env, [task], tok, temperature=0.7)
+    assert batched == pytest.approx(walked, abs=1e-4)
+
+
+def test_renaming_is_consistent_and_leaves_attributes_strings_and_builtins():
+    src = ("def f(xs, c):\n  out = []\n  for x in xs:\n    if x == c: out.append('x')\n"
+           "  return len(out)\n")
+    new = gym_v2.rewrite(src, {'f': 'g', 'xs': 'q', 'c': 'k', 'out': 'o', 'x': 'z'}, lambda v: v)
+    assert new == ("def g(q, k):\n  o = []\n  for z in q:\n    if z == k: o.append('x')\n"
+                   "  return len(o)\n")
+
+
+def test_variants_rename_everything_renamable():
+    rows = gym_v2.variant_rows(arl.TEMPLATES[0], seed=0, variant=1)
+    code = rows[0]['solution']
+    assert 'clamp' not in code and ' lo' not in code and ' hi' not in code
+    names = gym_v2.renamable(code)
+    assert all(1 <= len(n) <= 3 for n in names)
+    assert rows[0]['func'] == names[0] and rows[0]['template'] == 'clamp'
+
+
+def test_recovery_expert_shows_a_failed_edit_then_solves():
+    env = arl.BugFixEnv(cache={})
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    text, reward, history = arl.run_episode(env, task, gym_v2.recovery_policy)
+    assert reward == 1.0
+    assert [obs.startswith('error') for _, obs in history[2:4]] == [True, False]
+
+
+def test_line_hint_names_the_bug_line():
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    env.reset(task)
+    obs, *_ = env.step('<call> test </call>')
+    assert f'at line {task.line}: ' in obs and obs.startswith('FAIL')
+    plain = gym_v2.HintedBugFixEnv(hint=False, cache={})
+    plain.reset(task)
+    assert 'at line' not in plain.step('<call> test </call>')[0]
