@@ -268,3 +268,24 @@ def load_book(book_dir: Path) -> tuple[list[Chapter], Staging]:
 
     chapters = [read_chapter(p) for p in book_order(book_dir)]
     return chapters, Staging.of(chapters)
+
+
+def load_selection(root: Path, locale: str, wanted: list[str]) -> tuple[Staging, list[Path]] | int:
+    """For the scripts: the staging plan of ``root/book/en`` and the files in ``book/<locale>``
+    of the chapters ``wanted`` ('02', 'A', 'all'). A malformed book is printed as a problem line
+    and gives exit status 1; an unknown chapter key is printed and gives 2."""
+    from .chapters import UnknownChapterError, select_chapters
+    from .problems import Kind, report_line
+
+    book = Path(root) / "book"
+    try:
+        english, staging = load_book(book / "en")
+    except ChapterError as error:
+        print(report_line(error.location, Kind.LIBRARY, error.message))
+        return 1
+    try:
+        chosen = select_chapters([c.path for c in english], wanted)
+    except UnknownChapterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return staging, [book / locale / p.name for p in chosen]

@@ -31,11 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import ChapterError, UnknownChapterError, read_chapter, select_chapters  # noqa: E402
+from ext.chapters import read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
-from ext.library import load_book  # noqa: E402
+from ext.library import load_selection  # noqa: E402
 from ext.outputs import check_chapter  # noqa: E402
-from ext.problems import Kind, report_line  # noqa: E402
+from ext.problems import report_line  # noqa: E402
 from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
 
 
@@ -77,18 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
     args = parser.parse_args(argv)
 
-    book = args.root / "book"
-    try:
-        english, staging = load_book(book / "en")
-    except ChapterError as error:
-        print(report_line(error.location, Kind.LIBRARY, error.message))
-        return 1
-    try:
-        chosen_paths = select_chapters([c.path for c in english], args.chapters)
-    except UnknownChapterError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    paths = [book / args.locale / p.name for p in chosen_paths]
+    selection = load_selection(args.root, args.locale, args.chapters)
+    if isinstance(selection, int):
+        return selection
+    staging, paths = selection
     chosen = [p for p in NUMERIC_PATHS if p.name in args.paths]
     stage_root = args.root / "_build" / "staged"
     # Staged here, before the workers start, so no two of them write the same stage.

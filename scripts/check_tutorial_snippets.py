@@ -22,11 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapters import (  # noqa: E402
-    Chapter, ChapterError, UnknownChapterError, read_chapter, select_chapters,
-)
+from ext.chapters import Chapter, ChapterError, read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
-from ext.library import check_imports, check_uses, load_book  # noqa: E402
+from ext.library import check_imports, check_uses, load_selection  # noqa: E402
 from ext.outputs import CellRun, Problem, check_chapter, refresh_text  # noqa: E402
 from ext.problems import Kind, report_line  # noqa: E402
 
@@ -81,18 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
     parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
     args = parser.parse_args(argv)
-    book = args.root / "book"
-    try:
-        english, staging = load_book(book / "en")
-    except ChapterError as error:
-        print(report_line(error.location, Kind.LIBRARY, error.message))
-        return 1
-    try:
-        chosen = select_chapters([c.path for c in english], args.chapters)
-    except UnknownChapterError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    paths = [book / args.locale / p.name for p in chosen]
+    selection = load_selection(args.root, args.locale, args.chapters)
+    if isinstance(selection, int):
+        return selection
+    staging, paths = selection
     ok = [check_one(p, staging, args.root / "_build" / "staged", args) for p in paths]
     return 0 if all(ok) else 1
 
