@@ -22,6 +22,9 @@ Run from the repository root, one at a time (single-threaded, seeded):
         --tag mixed
     nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
         --recovery-share 0 --sweep hint --tag hint_only
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --tag hint_recovery
+    nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --steps 1600 \
+        --sweep hint --tag hint_recovery_1600
 The validated task list and its sandbox results are cached in $TMPDIR (validation takes
 minutes on a shared machine), so only the first run pays for it.
 """
