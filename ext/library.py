@@ -270,6 +270,16 @@ def load_book(book_dir: Path) -> tuple[list[Chapter], Staging]:
     return chapters, Staging.of(chapters)
 
 
+def add_selection_arguments(parser, root: Path, chapters_default: list[str] | None = None) -> None:
+    """The scripts' ``--chapters``, ``--locale`` and ``--root``, read by :func:`load_selection`.
+    Without ``chapters_default`` the chapters must be named."""
+    chosen = {"default": chapters_default} if chapters_default else {"required": True}
+    parser.add_argument("--chapters", nargs="+", **chosen,
+                        help="chapter numbers (00 02 A) or 'all'")
+    parser.add_argument("--locale", default="en", help="book/<locale> to check (default en)")
+    parser.add_argument("--root", type=Path, default=root, help="repository to check")
+
+
 def load_selection(root: Path, locale: str, wanted: list[str]) -> tuple[Staging, list[Path]] | int:
     """For the scripts: the staging plan of ``root/book/en`` and the files in ``book/<locale>``
     of the chapters ``wanted`` ('02', 'A', 'all'). A malformed book is printed as a problem line

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from ext.chapters import read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
-from ext.library import load_selection  # noqa: E402
+from ext.library import add_selection_arguments, load_selection  # noqa: E402
 from ext.outputs import check_chapter  # noqa: E402
 from ext.problems import report_line  # noqa: E402
 from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
@@ -65,16 +65,13 @@ def figures_under(numeric: NumericPath) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chapters", nargs="+", default=["all"],
-                        help="chapter numbers (00 03 A) or 'all' (default)")
+    add_selection_arguments(parser, ROOT, chapters_default=["all"])
     names = [p.name for p in NUMERIC_PATHS]
     parser.add_argument("--paths", nargs="+", choices=names, default=names,
                         help="numeric paths to run under (default: all)")
-    parser.add_argument("--locale", default="en", help="book/<locale> to check (default en)")
     parser.add_argument("--no-figures", action="store_true", help="skip the figure modules")
     parser.add_argument("--jobs", type=int, default=2, help="kernels at a time (default 2)")
     parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
-    parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
     args = parser.parse_args(argv)
 
     selection = load_selection(args.root, args.locale, args.chapters)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from ext.chapters import Chapter, ChapterError, read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
-from ext.library import check_imports, check_uses, load_selection  # noqa: E402
+from ext.library import add_selection_arguments, check_imports, check_uses, load_selection  # noqa: E402
 from ext.outputs import CellRun, Problem, check_chapter, refresh_text  # noqa: E402
 from ext.problems import Kind, report_line  # noqa: E402
 
@@ -71,13 +71,10 @@ def check_one(path: Path, staging, stage_root: Path, args) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chapters", nargs="+", required=True,
-                        help="chapter numbers (00 02 A) or 'all'")
-    parser.add_argument("--locale", default="en", help="book/<locale> to check (default en)")
+    add_selection_arguments(parser, ROOT)
     parser.add_argument("--refresh", action="store_true", help="rewrite recorded outputs")
     parser.add_argument("--threads", type=int, default=None, help="torch/OpenMP threads")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
-    parser.add_argument("--root", type=Path, default=ROOT, help="repository to check")
     args = parser.parse_args(argv)
     selection = load_selection(args.root, args.locale, args.chapters)
     if isinstance(selection, int):
