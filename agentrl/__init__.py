@@ -217,13 +217,13 @@ class TinyBlock(nn.Module):
         H = self.n_heads
         qkv = self.qkv(self.norm1(x)).view(B, T, 3, H, D // H).permute(2, 0, 3, 1, 4)
         q, k, v = rotate(qkv[0], *rope), rotate(qkv[1], *rope), qkv[2]   # [B, H, T, Dh]
-        if kv is not None:                                  # prepend cached keys and values
+        if kv is None:                      # queries and keys at the same positions 0..T-1
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)     # [B, H, T, Dh]
+        else:                               # new queries after cached keys: mask by position
             k, v = torch.cat([kv[0], k], dim=2), torch.cat([kv[1], v], dim=2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(D // H)  # [B, H, T, Tk]
-        key_pos = torch.arange(k.shape[2])
-        allowed = key_pos[None, :] <= pos[:, None]            # [T, Tk]: key at or before query
-        att = scores.masked_fill(~allowed, float('-inf')).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, D)       # [B, T, D]
+            allowed = torch.arange(k.shape[2])[None, :] <= pos[:, None]     # [T, Tk]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # [B, H, T, Dh]
+        y = y.transpose(1, 2).reshape(B, T, D)                             # [B, T, D]
         x = x + self.proj(y)
         x = x + self.down(F.gelu(self.up(self.norm2(x)), approximate='tanh'))
         return x, (k, v)
@@ -1050,7 +1050,7 @@ SANDBOX_UID_LOCKS = '/tmp/agentrl-sandbox-uids'
 # It never decodes a request or a result (the child does), so no text of one call stays in
 # the worker's memory for the next child to find: both buffers are zeroed after each call.
 SANDBOX_WORKER = r'''
-import ctypes, json, os, resource, select, struct, sys
+import ctypes, gc, json, os, resource, select, struct, sys
 del sys.path[0]                                   # agentrl sandbox worker
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(36, 1)                                 # PR_SET_CHILD_SUBREAPER: orphans come to us
@@ -1074,6 +1074,7 @@ if cfg['private_tmp'] and os.readlink('/proc/self/ns/mnt') == cfg['host_mnt']:
     os._exit(1)                                   # never mount in the host's namespace
 
 def child(buf, w):
+    gc.disable()                                  # a collection would copy the worker's pages
     req = json.loads(buf)
     os.setsid()
     if cfg['private_tmp']:                        # a mount namespace and /tmp of its own
@@ -1084,13 +1085,15 @@ def child(buf, w):
                 os._exit(1)
     work = os.path.join(cfg['tmp'], 'bugfix-%d' % os.getpid())
     os.mkdir(work, 0o700)
-    with open(os.path.join(work, 'sol.py'), 'w') as f:
-        f.write(req['code'])
+    fd = os.open(os.path.join(work, 'sol.py'), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, req['code'].encode())            # os-level: no text layer to set up
+    os.close(fd)
     if cfg['uid'] is not None:
         os.chown(work, cfg['uid'], cfg['uid'])
     os.chdir(work)
     os.dup2(w, 3)
-    os.closerange(4, 1 << 16)                     # nothing of the worker's stays open
+    if libc.syscall(436, 4, ctypes.c_uint(0xFFFFFFFF), 0) != 0:   # close_range(4, ~0)
+        os.closerange(4, 1 << 16)                 # nothing of the worker's stays open
     for name, value in cfg['limits']:
         resource.setrlimit(getattr(resource, name), (value, value))
     if cfg['uid'] is not None:
@@ -1145,6 +1148,10 @@ def remove(path):
                 os.unlink(full)
         os.rmdir(path)
 
+exec(compile('def f(x):\n  return [x]\n', 'warm.py', 'exec'), {})  # compiler state, once
+gc.freeze()                       # children then write to (and copy) fewer of our pages
+answer = bytearray((1 << 20) + 1)                 # one buffer for every call's answer
+view = memoryview(answer)
 while True:
     nonce, timeout, n = struct.unpack('>8sdI', read_exact(20))
     buf = read_exact(n)
@@ -1156,8 +1163,7 @@ while True:
         finally:
             os._exit(0)
     os.close(w)
-    for i in range(n):
-        buf[i] = 0
+    buf[:] = bytes(n)
     fd = os.pidfd_open(pid)
     if not select.select([fd], [], [], timeout)[0]:
         pass                                      # over the wall clock: killed below
@@ -1168,8 +1174,7 @@ while True:
             remove(os.path.join(cfg['tmp'], 'bugfix-%d' % pid))
         except OSError:
             pass
-    answer, got = bytearray((1 << 20) + 1), 0
-    view = memoryview(answer)
+    got = 0
     os.set_blocking(r, False)
     while got < len(answer):
         try:
@@ -1182,7 +1187,6 @@ while True:
     os.close(r)
     got = 0 if got == len(answer) else got        # over 1 MB: no answer
     os.writev(OUT, [struct.pack('>8sI', nonce, got), view[:got]])
-    view.release()
     answer[:got] = bytes(got)
 '''
 
@@ -1705,45 +1709,33 @@ def _forward_rows(model, chunks, cache):
     empty chunk). Row b's tokens take positions cache.length[b], cache.length[b] + 1, ...
 
     This is TinyAgent's forward pass with the tokens of all rows packed into one list, so
-    no work is spent on padding. Attention is the one step that needs the rows apart: one
-    batched call when every row feeds at most one token, else one call per row."""
+    no work is spent on padding. Attention is the one step that needs the rows apart: the
+    queries are laid out as [B, H, n_max, Dh] for one fused call, each row's queries masked
+    to its own keys up to their position."""
     B = len(chunks)
     n_new = torch.tensor([len(c) for c in chunks], dtype=torch.long)           # [B]
-    row = torch.repeat_interleave(torch.arange(B), n_new)                      # [N]
-    pos = cache.length[row] + torch.cat([torch.arange(n) for n in n_new.tolist()])  # [N]
+    row = torch.repeat_interleave(torch.arange(B), n_new)                      # [N] token -> row
+    slot = torch.arange(len(row)) - (torch.cumsum(n_new, 0) - n_new)[row]     # [N] place in chunk
+    pos = cache.length[row] + slot                                             # [N]
     width = int((cache.length + n_new).max())                                  # keys in use
     cache.reserve(width)
     cos, sin = rotary_angles(pos, model.head_dim)
     rope = (cos[:, None], sin[:, None])                                        # [N, 1, Dh/2]
     x = model.embed(torch.tensor([i for c in chunks for i in c], dtype=torch.long))  # [N, D]
-    one_each = bool((n_new <= 1).all())
-    if one_each:                       # every row's query sees its keys up to its position
-        key_ok = torch.arange(width)[None, :] < (cache.length + n_new)[:, None]  # [B, Tk]
-        key_ok[:, 0] = True            # rows that feed nothing: any valid mask, output unused
+    n_max = int(n_new.max())
+    query_pos = cache.length[:, None] + torch.arange(n_max)[None, :]           # [B, n_max]
+    allowed = torch.arange(width)[None, None, :] <= query_pos[:, :, None]      # [B, n_max, Tk]
     for block, (k_all, v_all) in zip(model.blocks, cache.kv):
         H, D = block.n_heads, x.shape[-1]
         qkv = block.qkv(block.norm1(x)).view(-1, 3, H, D // H)                 # [N, 3, H, Dh]
         q, k, v = rotate(qkv[:, 0], *rope), rotate(qkv[:, 1], *rope), qkv[:, 2]  # [N, H, Dh]
         k_all[row, :, pos] = k
         v_all[row, :, pos] = v
-        if one_each:
-            q_rows = q.new_zeros(B, H, 1, D // H)
-            q_rows[row, :, 0] = q
-            y = F.scaled_dot_product_attention(q_rows, k_all[:, :, :width], v_all[:, :, :width],
-                                               attn_mask=key_ok[:, None, None])  # [B, H, 1, Dh]
-            y = y[row, :, 0]                                                   # [N, H, Dh]
-        else:
-            parts, start = [], 0
-            for b, n in enumerate(n_new.tolist()):
-                if n:
-                    end = int(cache.length[b]) + n
-                    q_b = q[start:start + n].transpose(0, 1)[None]             # [1, H, n, Dh]
-                    allowed = torch.arange(end)[None, :] <= pos[start:start + n, None]
-                    parts.append(F.scaled_dot_product_attention(
-                        q_b, k_all[b:b + 1, :, :end], v_all[b:b + 1, :, :end],
-                        attn_mask=allowed)[0].transpose(0, 1))                 # [n, H, Dh]
-                    start += n
-            y = torch.cat(parts)
+        q_rows = q.new_zeros(B, n_max, H, D // H)     # unused slots: any query, output dropped
+        q_rows[row, slot] = q
+        y = F.scaled_dot_product_attention(q_rows.transpose(1, 2), k_all[:, :, :width],
+                                           v_all[:, :, :width], attn_mask=allowed[:, None])
+        y = y.transpose(1, 2)[row, slot]                                       # [N, H, Dh]
         x = x + block.proj(y.reshape(-1, D))
         x = x + block.down(F.gelu(block.up(block.norm2(x)), approximate='tanh'))
     cache.length = cache.length + n_new
