@@ -1962,13 +1962,15 @@ def reinforce_loss(logp, mask, returns, aggregation='seq-mean-token-sum'):
 def collect_episodes(model, env, tasks, tokenizer, seed=0, temperature=1.0, **kwargs):
     """Sample one episode per task, in order -> list of Trajectory.
 
-    Episode i is sampled with the i-th seed drawn from random.Random(seed), so the same
-    (model, tasks, seed) always gives the same episodes. kwargs go to rollout (max_turns,
-    top_p, max_action_tokens). temperature=0 is greedy decoding.
+    Episode i is rollout(model, env, tasks[i], tokenizer, seed=s_i) with s_i the i-th seed
+    drawn from random.Random(seed), so the same (model, tasks, seed) always gives the same
+    episodes; rollout_batch samples them in lockstep (Section 5.7). kwargs go to
+    rollout_batch (max_turns, top_p, max_action_tokens, batch_size). temperature=0 is
+    greedy decoding.
     """
     rng = random.Random(seed)
-    return [rollout(model, env, task, tokenizer, temperature=temperature,
-                    seed=rng.randrange(2 ** 31), **kwargs) for task in tasks]
+    seeds = [rng.randrange(2 ** 31) for _ in tasks]
+    return rollout_batch(model, env, tasks, tokenizer, seeds, temperature=temperature, **kwargs)
 
 
 class SolveRate(NamedTuple):

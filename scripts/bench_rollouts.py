@@ -4,8 +4,8 @@
     python scripts/bench_rollouts.py --episodes 8 --calls 5    # a quick run (the tests use it)
     python scripts/bench_rollouts.py --out book/labs/results/bench_rollouts.json
 
-Sampling: Chapter 7's collect_groups (one episode at a time, a fresh sandbox process per call)
-against rollout_batch (episodes in lockstep through one KV cache, a SandboxPool), on the same
+Sampling: rollout, one episode at a time with a fresh sandbox process per call, against
+rollout_batch (episodes in lockstep through one KV cache, a SandboxPool), on the same
 tasks and seeds; it also counts the episodes whose ids, masks and rewards agree and the largest
 log-probability difference. Update: Chapter 9's grpo_step (one padded batch, plus a no-grad
 forward pass for logp_old) against one step on trajectory_logprobs (length buckets, logp_old
@@ -81,10 +81,9 @@ def sampling(model, tok, tasks, seed, pool):
     repeated = [t for t in tasks for _ in range(GROUP_SIZE)]
     seeds = group_seeds(len(repeated), seed)
     slow_env, fast_env = arl.BugFixEnv(cache={}), arl.BugFixEnv(cache={}, sandbox=pool.run)
-    slow, wall_a, cpu_a = timed(lambda: arl.collect_groups(model, slow_env, tasks, tok,
-                                                           GROUP_SIZE, seed=seed))
+    slow, wall_a, cpu_a = timed(lambda: [arl.rollout(model, slow_env, task, tok, seed=s)
+                                         for task, s in zip(repeated, seeds)])
     fast, wall_b, cpu_b = timed(lambda: arl.rollout_batch(model, fast_env, repeated, tok, seeds))
-    slow = [e for g in slow for e in g]
     tokens = sum(len(e.ids) for e in fast)
     same = [torch.equal(a.ids, b.ids) and torch.equal(a.action_mask, b.action_mask)
             and a.reward == b.reward and a.text == b.text for a, b in zip(slow, fast)]
