@@ -7,7 +7,8 @@ something only if everything but the method is the same, so that is fixed here, 
   seeds        SEEDS, one run per seed; a run's seed drives task choice and sampling
   budget       STEPS updates of EPISODES_PER_STEP sampled episodes: 800 episodes per seed,
                whatever the method does with them (one gradient step or several epochs)
-  tasks        the first N_RL_TASKS tasks of the `train` split
+  tasks        the first N_RL_TASKS tasks of the `train` split (episodes sampled in lockstep by
+               rollout_batch through collect_episodes, sandbox calls on a pre-forked SandboxPool)
   evaluation   EVALS with sampling seed EVAL_SEED, before and after training (common random
                numbers, so a paired difference per task is reported as well)
 
@@ -131,7 +132,7 @@ def gym(rl_tasks=N_RL_TASKS):
     tasks = arl.make_tasks(seed=0)
     splits = {s: [t for t in tasks if t.split == s] for s in ('train', 'heldout')}
     splits['rl'] = splits['train'][:rl_tasks]
-    return tok, splits, arl.BugFixEnv(cache={})
+    return tok, splits, arl.BugFixEnv(cache={}, sandbox=arl.SandboxPool().run)
 
 
 def task_batches(rl_tasks, seed, tasks_per_step):
