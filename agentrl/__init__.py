@@ -1185,9 +1185,10 @@ while True:
             break
         got += k
     os.close(r)
+    filled = got
     got = 0 if got == len(answer) else got        # over 1 MB: no answer
     os.writev(OUT, [struct.pack('>8sI', nonce, got), view[:got]])
-    answer[:got] = bytes(got)
+    answer[:filled] = bytes(filled)               # the next child forks a copy of this buffer
 '''
 
 

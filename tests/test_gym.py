@@ -328,6 +328,34 @@ def test_nothing_of_one_call_reaches_the_next(pool):
             "(False, ['sol.py'])",)
 
 
+FILL_ANSWER = ("import fcntl, os\nfcntl.fcntl(3, 1031, 1 << 20)\n"     # F_SETPIPE_SZ: 1 MB
+               "os.write(3, b'QZXJ' * 262144)\nos._exit(0)")                # a 1 MB answer
+COUNT_IN_MEMORY = (
+    "import re\nneedle, n = b'QZXJ' * 4, 0\n"
+    "for line in open('/proc/self/maps'):\n"
+    "  m = re.match(r'([0-9a-f]+)-([0-9a-f]+) r', line)\n"
+    "  if not m or '[v' in line:\n    continue\n"
+    "  with open('/proc/self/mem', 'rb') as f:\n"
+    "    f.seek(int(m[1], 16))\n"
+    "    try:\n      n += f.read(int(m[2], 16) - int(m[1], 16)).count(needle)\n"
+    "    except OSError:\n      pass\n"
+    "return n")
+
+
+def test_no_bytes_of_an_answer_stay_for_the_next_child(monkeypatch):
+    """The worker reuses one answer buffer, and every child is a copy of the worker's memory:
+    the buffer must be zeroed before the next fork. The children keep the trainer's uid here
+    (a child that drops to another uid may not read its own /proc/self/mem)."""
+    prefix, _, prot = arl.sandbox_setup()
+    monkeypatch.setattr(arl, "sandbox_setup", lambda: (prefix, False, prot))
+    with arl.SandboxPool(workers=1) as one:
+        first = one.run(clamp_with(FILL_ANSWER), [("clamp(1, 0, 3)", "1")])
+        assert first.status == "killed"                 # raw bytes, not an answer
+        found = one.run(clamp_with(COUNT_IN_MEMORY), [("clamp(1, 0, 3)", "0")], timeout=5.0)
+    assert found.status == "ok", found
+    assert int(found.got[0]) < 10, "the next child found the last call's answer in its memory"
+
+
 def test_a_dead_worker_is_replaced(tasks):
     t0 = tasks[0]
     with arl.SandboxPool() as pool:
