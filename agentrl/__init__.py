@@ -2777,3 +2777,151 @@ def corrected_grpo_step(model, optimizer, groups, correction=None, cap=2.0, cap_
     model.eval()
     return dict(stats, **behaviour_gap(logp_old, logp_mu, mask), loss=loss.item(),
                 grad_norm=norm.item(), reward=rewards.mean().item())
+
+# ---- saved in 14-efficiency.md ----
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+
+def length_buckets(lengths, max_tokens):
+    """Indices grouped into buckets of similar length -> list of lists of indices.
+
+    The indices are sorted by length (ties in index order) and cut greedily: a bucket closes
+    when one more member would make (members x its longest length) exceed max_tokens, the
+    padded size of the bucket. A sequence longer than max_tokens gets a bucket of its own.
+    This is the grouping trajectory_logprobs uses.
+    """
+    buckets, current = [], []
+    for b in sorted(range(len(lengths)), key=lambda b: lengths[b]):
+        if current and (len(current) + 1) * lengths[b] > max_tokens:
+            buckets.append(current)
+            current = []
+        current.append(b)
+    return buckets + [current] if current else buckets
+
+
+class Packed(NamedTuple):
+    """Sequences packed end to end into rows (see pack_trajectories)."""
+    ids: torch.Tensor            # [R, L] long; pad_id where no sequence is
+    pos: torch.Tensor            # [R, L] long; position of the token inside its own sequence
+    seg: torch.Tensor            # [R, L] long; index of the token's sequence, -1 at padding
+    action_mask: torch.Tensor    # [R, L] float; 1 at policy tokens
+    place: list                  # per sequence: (row, first column)
+
+
+def pack_trajectories(trajectories, row_tokens, pad_id=0):
+    """Pack whole trajectories into rows of at most row_tokens tokens -> Packed.
+
+    First-fit decreasing: the longest trajectory first, each into the first row with room,
+    a new row when none has. Rows are as wide as the fullest one. A trajectory longer than
+    row_tokens raises ValueError (it would have to be cut).
+    """
+    lengths = [len(t.ids) for t in trajectories]
+    if max(lengths) > row_tokens:
+        raise ValueError(f'a trajectory of {max(lengths)} tokens does not fit rows of {row_tokens}')
+    used, place = [], [None] * len(trajectories)
+    for b in sorted(range(len(lengths)), key=lambda b: (-lengths[b], b)):
+        row = next((r for r, n in enumerate(used) if n + lengths[b] <= row_tokens), len(used))
+        if row == len(used):
+            used.append(0)
+        place[b] = (row, used[row])
+        used[row] += lengths[b]
+    R, L = len(used), max(used)
+    ids = torch.full((R, L), pad_id, dtype=torch.long)
+    pos = torch.zeros(R, L, dtype=torch.long)
+    seg = torch.full((R, L), -1, dtype=torch.long)
+    action_mask = torch.zeros(R, L)
+    for b, t in enumerate(trajectories):
+        (r, s), n = place[b], lengths[b]
+        ids[r, s:s + n], pos[r, s:s + n], seg[r, s:s + n] = t.ids, torch.arange(n), b
+        action_mask[r, s:s + n] = t.action_mask
+    return Packed(ids, pos, seg, action_mask, place)
+
+
+def packed_forward(model, ids, pos, seg):
+    """TinyAgent's forward pass over packed rows ids [R, L] -> logits [R, L, V].
+
+    Each token takes the rotary angle of its own position pos and attends only to the
+    earlier tokens of its own sequence (same seg): a block-diagonal causal mask. Padding
+    (seg -1) attends to padding and is never attended to. Equal, to rounding, to running
+    each sequence through model(ids) on its own.
+    """
+    R, L = ids.shape
+    cos, sin = rotary_angles(pos.reshape(-1), model.head_dim)               # [R*L, Dh/2]
+    rope = (cos.view(R, 1, L, -1), sin.view(R, 1, L, -1))                   # [R, 1, L, Dh/2]
+    col = torch.arange(L)
+    allowed = (seg[:, :, None] == seg[:, None, :]) & (col[:, None] >= col[None, :])  # [R, L, L]
+    x = model.embed(ids)                                                    # [R, L, D]
+    for block in model.blocks:
+        H, D = block.n_heads, x.shape[-1]
+        qkv = block.qkv(block.norm1(x)).view(R, L, 3, H, D // H).permute(2, 0, 3, 1, 4)
+        q, k, v = rotate(qkv[0], *rope), rotate(qkv[1], *rope), qkv[2]      # [R, H, L, Dh]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed[:, None])
+        x = x + block.proj(y.transpose(1, 2).reshape(R, L, D))
+        x = x + block.down(F.gelu(block.up(block.norm2(x)), approximate='tanh'))
+    return model.head(model.norm(x))                                        # [R, L, V]
+
+
+def packed_logprobs(model, trajectories, row_tokens=2048, pad_id=0):
+    """token_logprobs of model on trajectories, from one forward pass over packed rows ->
+    (logp [B, T-1], mask [B, T-1]) in the layout of trajectory_logprobs (row b is trajectory b,
+    right-padded with zeros). logp keeps its gradient."""
+    packed = pack_trajectories(trajectories, row_tokens, pad_id)
+    logits = packed_forward(model, packed.ids, packed.pos, packed.seg)     # [R, L, V]
+    logp_rows, _ = token_logprobs(logits, packed.ids)                       # [R, L-1]
+    width = max(len(t.ids) for t in trajectories) - 1
+    logps, masks = [], []
+    for (r, s), t in zip(packed.place, trajectories):
+        n = len(t.ids) - 1                                                  # predicted positions
+        mask = t.action_mask[1:].to(logp_rows.dtype)                        # [n]
+        logp = torch.where(mask > 0, logp_rows[r, s:s + n], torch.zeros_like(mask))
+        logps.append(F.pad(logp, (0, width - n)))
+        masks.append(F.pad(mask, (0, width - n)))
+    return torch.stack(logps), torch.stack(masks)
+
+# ---- saved in 14-efficiency.md ----
+def aggregate_terms(terms, mask, aggregation, n_sequences, n_tokens):
+    """One micro-batch's share of a batch loss -> scalar.
+
+    terms [b, T-1]: per-token loss terms of the micro-batch's b sequences (e.g. -A * ratio);
+    mask [b, T-1]: 1 on policy tokens. n_sequences and n_tokens count the sequences and the
+    policy tokens of the WHOLE batch (every micro-batch; with data parallelism, every rank).
+    The shares of all micro-batches sum to the batch loss under aggregation (AGGREGATIONS):
+      'token-mean'          sum of the terms / n_tokens;
+      'seq-mean-token-sum'  sum of the terms / n_sequences;
+      'seq-mean-token-mean' sum over sequences of their mean term / n_sequences.
+    """
+    keep = mask > 0
+    terms = torch.where(keep, terms, torch.zeros_like(terms))
+    if aggregation == 'token-mean':
+        return terms.sum() / max(n_tokens, 1)
+    if aggregation == 'seq-mean-token-sum':
+        return terms.sum() / n_sequences
+    if aggregation == 'seq-mean-token-mean':
+        return (terms.sum(-1) / keep.sum(-1).clamp_min(1)).sum() / n_sequences
+    raise ValueError(f'unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}')
+
+
+def accumulate_gradients(model, trajectories, token_loss, aggregation='token-mean', max_tokens=4096):
+    """Backward pass of a batch loss, one micro-batch at a time -> the loss (float).
+
+    Micro-batches are length_buckets of at most max_tokens padded tokens. For each, one
+    forward pass gives logp, mask [b, T-1] (token_logprobs on collate_trajectories);
+    token_loss(logp, mask, index) returns its per-token terms [b, T-1], index being the
+    micro-batch's positions in trajectories; aggregate_terms with the whole batch's counts
+    gives its share, whose backward runs at once, so only one micro-batch's activations are
+    alive. Gradients are added to .grad (zero them first); they equal, to rounding, those of
+    the batch loss computed in one piece.
+    """
+    n_tokens = int(sum((t.action_mask[1:] > 0).sum() for t in trajectories))
+    total = 0.0
+    for index in length_buckets([len(t.ids) for t in trajectories], max_tokens):
+        ids, action_mask, _, _ = collate_trajectories([trajectories[b] for b in index])
+        logp, mask = token_logprobs(model(ids)[0], ids, action_mask)            # [b, T-1]
+        share = aggregate_terms(token_loss(logp, mask, index), mask, aggregation,
+                                len(trajectories), n_tokens)
+        share.backward()
+        total += share.item()
+    return total
