@@ -113,3 +113,18 @@ def test_line_hint_names_the_bug_line():
     plain = gym_v2.HintedBugFixEnv(hint=False, cache={})
     plain.reset(task)
     assert 'at line' not in plain.step('<call> test </call>')[0]
+
+
+@pytest.mark.parametrize('temperature', [1.0, 0.0])
+def test_batched_sampling_gives_the_episodes_one_at_a_time_gives(temperature):
+    """sample_rewards through rollout_batch: same rewards, ids and actions as arl.rollout."""
+    torch.manual_seed(0)
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    tasks = arl.make_tasks()[:3]
+    a, ta = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=True)
+    b, tb = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=False)
+    assert a == b
+    assert [t.id for t, _ in ta] == [t.id for t, _ in tb]
+    assert all(torch.equal(x.ids, y.ids) and x.text == y.text for (_, x), (_, y) in zip(ta, tb))
