@@ -10,12 +10,16 @@ episodes per task, greedy, pass@k and the expert-path probability.
   --hint-share F   share of training episodes whose failing-test observation names the bug's
                    line (HintedBugFixEnv); the model is evaluated with it (`hint`) on
                    every split and without it (`plain`) on the UNSEEN ones, paired by task
-  --sweep MODE     also sample the heldout split at SWEEP temperatures under
+  --sweep MODE     also sample the unseen splits at SWEEP temperatures under
                    observation MODE: the sharpening control (the warm start at its best
                    temperature)
   --steps N        optimiser steps (default STEPS)
   --recovery-share F   share of recovery demonstrations (default RECOVERY_SHARE)
   --tag NAME       results/gym_v2_NAME.json
+  --d-model D      TinyAgent width (default the book's 64)
+  --n-eval N       tasks per evaluation split, one per group (default N_EVAL; the first four
+                   runs below used 32)
+  --save           keep the checkpoint as results/gym_v2_NAME.pt (the RL lab starts from it)
 
 Run from the repository root, one at a time (single-threaded, seeded):
     nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 0.5 --sweep hint \
@@ -25,8 +29,14 @@ Run from the repository root, one at a time (single-threaded, seeded):
     nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --tag hint_recovery
     nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --steps 1600 \
         --sweep hint --tag hint_recovery_1600
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
+        --steps 3000 --sweep hint --save --tag hint_recovery_3000
+(the first four with --n-eval 32 and the sweep at 0.3, 0.5, 0.7 on heldout only, as committed
+then; evaluation was then one episode at a time, now batched through rollout_batch, which
+gives the same episodes).
 The validated task list and its sandbox results are cached in $TMPDIR (validation takes
-minutes on a shared machine), so only the first run pays for it.
+about 30 s through a pre-forked SandboxPool, 12 minutes with a fresh process per call), so
+only the first run pays for it.
 """
 
 import argparse
