@@ -23,10 +23,19 @@ def load(tag):
     return json.loads((RESULTS / f'gym_v2_rl_{tag}.json').read_text())
 
 
+def greedy_gain(run, split):
+    """Trained greedy minus the warm start's greedy, paired by task (one episode each)."""
+    warm = json.loads((RESULTS / f"gym_v2_{run['warm']}.json").read_text())
+    mode = 'hint' if run['hint'] else 'plain'
+    return ev.paired(run['metrics'][split]['greedy']['per_task'],
+                     warm['metrics'][mode][split]['greedy']['per_task'])
+
+
 def main(groups):
     print('| run | method | lr | tasks x group | updates | episodes | split | T=1 (SE) | greedy'
-          ' | pass@8 | expert path (warm -> RL, heldout) | minus warm T=1 | minus control (T) |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+          ' | greedy minus warm greedy | pass@8 | expert path (warm -> RL, heldout) | minus warm T=1'
+          ' | minus control (T) |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     for group in groups:
         tags = group.split(',')
         runs = [load(t) for t in tags]
@@ -38,6 +47,7 @@ def main(groups):
                 print(f"| {tag} | {r['method']} | {r['lr']:g} | {r['tasks_per_update']} x {r['group']}"
                       f" | {r['updates']} | {r['episodes']} | {split}"
                       f" | {m['t1']['rate']:.3f} ({m['t1']['stderr']:.3f}) | {m['greedy']['rate']:.3f}"
+                      " | {:+.3f} ({:.3f})".format(*greedy_gain(r, split)) +
                       f" | {m['t1']['pass@8']:.3f} | {path}"
                       f" | {v['minus_warm_t1']:+.3f} ({v['minus_warm_t1_stderr']:.3f})"
                       f" | {v['difference']:+.3f} ({v['stderr']:.3f}) T{v['control_temperature'][1:]} |")
@@ -47,7 +57,7 @@ def main(groups):
                 mean, se = ev.mean_se(diffs)
                 warm = [r['versus_control'][split]['minus_warm_t1'] for r in runs]
                 wmean, wse = ev.mean_se(warm)
-                print(f"| {group}: mean of {len(runs)} seeds | | | | | | {split} | | | |"
+                print(f"| {group}: mean of {len(runs)} seeds | | | | | | {split} | | | | |"
                       f" | {wmean:+.3f} ({wse:.3f} over seeds) | {mean:+.3f} ({se:.3f} over seeds) |")
 
 
