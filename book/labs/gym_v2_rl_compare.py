@@ -6,7 +6,8 @@ tasks and episode seeds) against the warm start at T=1 and against the sharpenin
 warm start at its best temperature). Runs given as tag lists separated by ',' are seeds of one
 recipe: their paired differences are also averaged over seeds (with the SE over seeds).
 
-    .venv/bin/python book/labs/gym_v2_rl_compare.py rloo_lr1e-4 grpo_lr1e-4 rloo_s0,rloo_s1,rloo_s2
+    .venv/bin/python book/labs/gym_v2_rl_compare.py rloo_lr1e-4 rloo_lr3e-4,rloo_lr3e-4_s1 \
+        rloo_lr1e-3,rloo_lr1e-3_s1,rloo_lr1e-3_s2
 """
 
 import json
