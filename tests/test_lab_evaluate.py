@@ -113,3 +113,31 @@ def test_line_hint_names_the_bug_line():
     plain = gym_v2.HintedBugFixEnv(hint=False, cache={})
     plain.reset(task)
     assert 'at line' not in plain.step('<call> test </call>')[0]
+
+
+@pytest.mark.parametrize('temperature', [1.0, 0.0])
+def test_batched_sampling_gives_the_episodes_one_at_a_time_gives(temperature):
+    """sample_rewards through rollout_batch: same rewards, ids and actions as arl.rollout."""
+    torch.manual_seed(0)
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    tasks = arl.make_tasks()[:3]
+    a, ta = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=True)
+    b, tb = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=False)
+    assert a == b
+    assert [t.id for t, _ in ta] == [t.id for t, _ in tb]
+    assert all(torch.equal(x.ids, y.ids) and x.text == y.text for (_, x), (_, y) in zip(ta, tb))
+
+
+def test_rl_lab_advantages_by_hand():
+    """gym_v2_rl.advantages: rloo, shrunken leave-one-out and positive-only, on one group."""
+    import gym_v2_rl
+    r = torch.tensor([[1.0, 0.0, 0.0, 1.0]])
+    others = torch.tensor([[1 / 3, 2 / 3, 2 / 3, 1 / 3]])
+    assert torch.allclose(gym_v2_rl.advantages(r, 'rloo'), r - others)
+    assert torch.allclose(gym_v2_rl.advantages(r, 'shrunk'), r - 0.25 * others)
+    assert torch.equal(gym_v2_rl.advantages(r, 'positive'), r)
+    assert torch.allclose(gym_v2_rl.advantages(r, 'grpo').sum(), torch.tensor(0.0), atol=1e-6)
+    with pytest.raises(ValueError):
+        gym_v2_rl.advantages(r, 'ppo')

@@ -38,17 +38,20 @@ def main(tags):
                       f" | {t1['first_edit_on_bug_line']:.2f} | {t1['first_edit_applies']:.2f} |")
     print()
     for tag, r in runs.items():
-        held = r['metrics']['hint']['heldout']
-        temps = sorted(k for k in held if k.startswith('t'))
-        if len(temps) > 1:
-            best, _ = ev.sharpening_control(r['metrics']['hint'])
-            sweep = ', '.join(f"{k[1:]}: {held[k]['rate']:.3f} ({held[k]['stderr']:.3f})"
-                              for k in temps)
-            print(f'{tag}: heldout T sweep {sweep}; control = T {best[1:]}')
+        for split in ('heldout', 'stretch'):
+            held = r['metrics']['hint'][split]
+            temps = sorted(k for k in held if k.startswith('t'))
+            if len(temps) > 1:
+                best, _ = ev.sharpening_control(r['metrics']['hint'], split)
+                sweep = ', '.join(f"{k[1:]}: {held[k]['rate']:.3f} ({held[k]['stderr']:.3f})"
+                                  for k in temps)
+                print(f'{tag}: {split} T sweep {sweep}; control = T {best[1:]}')
     print()
     names = list(runs)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
+            if runs[a]['eval_task_ids'] != runs[b]['eval_task_ids']:
+                continue                  # paired only on the same tasks (32 vs 64 per split)
             for split in runs[a]['metrics']['hint']:
                 diff, se = ev.paired(runs[a]['metrics']['hint'][split]['t1']['per_task'],
                                      runs[b]['metrics']['hint'][split]['t1']['per_task'])

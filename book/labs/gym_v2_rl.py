@@ -1,0 +1,178 @@
+"""RL from a BugFix-v2 warm start: does it beat the sharpening control on unseen tasks?
+
+Loads a warm start written by gym_v2_warm_start.py --save (results/gym_v2_WARM.pt, with its
+JSON holding the evaluation of the same tasks at the same episode seeds, including the
+temperature sweep), then trains it with a group method on the `train` split and evaluates it
+with book/labs/evaluate.py on held-out and stretch (tasks never trained on) and on train.
+
+One update: TASKS_PER_UPDATE train tasks drawn with a seeded generator, GROUP episodes each,
+sampled at T=1 in lockstep (`agentrl.rollout_batch`, a pre-forked `agentrl.SandboxPool`);
+groups whose rewards are all equal are dropped (their advantages are 0); ONE Adam step on
+`agentrl.grpo_loss` over `agentrl.trajectory_logprobs` of the rest, with logp_old =
+logp.detach() (exact for one optimiser step per batch, so the clip is inactive and the loss's
+gradient is the policy gradient with the method's advantages, averaged over each episode's
+policy tokens). Advantages:
+  rloo     r - mean of the other G-1 rewards (`agentrl.rloo_advantages`)
+  grpo     (r - group mean) / (group std + eps) (`agentrl.group_advantages`)
+  shrunk   r - 0.25 * mean of the others (unbiased: the baseline does not depend on the
+           episode's own action; DESIGN.md section 9)
+  positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
+
+After every EVAL_EVERY updates it prints the held-out expert-path probability (one
+teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
+(SAMPLES episodes per task, the warm start's evaluation seeds), greedy and pass@k, and
+`evaluate.versus_control`: trained T=1 minus the warm start at its best temperature, paired by
+task. Results: results/gym_v2_rl_TAG.json.
+
+Run from the repository root, one at a time (single-threaded, seeded):
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm WARM \
+        --method rloo --lr 1e-4 --updates 100 --seed 0 --tag rloo_s0
+"""
+
+import argparse
+import json
+import math
+import pathlib
+import random
+import sys
+import time
+
+import torch
+
+import agentrl as arl
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import evaluate as ev  # noqa: E402
+import gym_v2  # noqa: E402
+from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks  # noqa: E402
+
+RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
+TASKS_PER_UPDATE = 16
+GROUP = 4
+EVAL_EVERY = 25
+MAX_TURNS = 8
+METHODS = ('rloo', 'grpo', 'shrunk', 'positive')
+
+
+def advantages(rewards, method):
+    """rewards [B, G] -> advantages [B, G] for one of METHODS."""
+    rewards = rewards.float()
+    G = rewards.shape[1]
+    if method == 'rloo':
+        return arl.rloo_advantages(rewards)
+    if method == 'grpo':
+        return arl.group_advantages(rewards)
+    if method == 'shrunk':
+        others = (rewards.sum(-1, keepdim=True) - rewards) / (G - 1)
+        return rewards - 0.25 * others
+    if method == 'positive':
+        return rewards.clone()
+    raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
+
+
+def update(model, optimizer, groups, method, grad_clip=1.0):
+    """One optimiser step on the groups whose rewards differ -> stats (or None if none do)."""
+    groups = [g for g in groups if len({e.reward for e in g}) > 1]
+    if not groups:
+        return None
+    rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
+    adv = advantages(rewards, method).flatten()                               # [B * G]
+    episodes = [e for g in groups for e in g]
+    model.train()
+    logp, mask = arl.trajectory_logprobs(model, episodes)
+    loss, _ = arl.grpo_loss(logp, logp.detach(), adv, mask)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return {'loss': loss.item(), 'groups': len(groups), 'grad_norm': float(norm)}
+
+
+def mean_expert_prob(model, env, tasks, tok):
+    return sum(math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)) / len(tasks)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--warm', required=True, help='tag of results/gym_v2_TAG.{pt,json}')
+    parser.add_argument('--method', choices=METHODS, default='rloo')
+    parser.add_argument('--lr', type=float, default=1e-4)
+    parser.add_argument('--updates', type=int, default=100)
+    parser.add_argument('--tasks', type=int, default=TASKS_PER_UPDATE)
+    parser.add_argument('--group', type=int, default=GROUP)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--tag', required=True)
+    args = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    start = time.time()
+    tok = arl.CharTokenizer()
+    tasks, cache = load_tasks()
+    warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
+    state = torch.load(RESULTS / f'gym_v2_{args.warm}.pt', weights_only=True)
+    model = arl.TinyAgent(**state['model_config'])
+    model.load_state_dict(state['state_dict'])
+    model.eval()
+    by_id = {t.id: t for t in tasks}
+    splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
+    train = [t for t in tasks if t.split == 'train']
+    hint = warm['hint_share'] > 0
+    rng = random.Random(f'rl:{args.seed}')
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    curve, log = [], []
+    with arl.SandboxPool(workers=1) as pool:
+        env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
+        curve.append((0, mean_expert_prob(model, env, splits['heldout'], tok)))
+        print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
+        t_rl = time.time()
+        for u in range(1, args.updates + 1):
+            picked = rng.sample(train, args.tasks)
+            batch = [t for t in picked for _ in range(args.group)]
+            seeds = [rng.randrange(2 ** 31) for _ in batch]
+            eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,
+                                    max_turns=MAX_TURNS)
+            groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
+            stats = update(model, opt, groups, args.method) or {'groups': 0}
+            stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps))
+            log.append(stats)
+            if u % EVAL_EVERY == 0 or u == args.updates:
+                curve.append((u, mean_expert_prob(model, env, splits['heldout'], tok)))
+                recent = log[-EVAL_EVERY:]
+                print(f'update {u}: train reward {sum(s["reward"] for s in recent) / len(recent):.3f}'
+                      f', heldout expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)',
+                      flush=True)
+        rl_seconds = time.time() - t_rl
+        t0 = time.time()
+        chosen = {s: splits[s] for s in ('heldout', 'stretch', 'train')}
+        metrics = ev.evaluate(model, env, chosen, tok, samples=SAMPLES, seed=EVAL_SEED)
+    mode = 'hint' if hint else 'plain'
+    control = warm['metrics'][mode]
+    versus = {}
+    for s in ('heldout', 'stretch'):
+        versus[s] = ev.versus_control(metrics, control, s)
+        diff, se = ev.paired(metrics[s]['t1']['per_task'], control[s]['t1']['per_task'])
+        versus[s].update(minus_warm_t1=diff, minus_warm_t1_stderr=se)
+        print(f'  {s}: trained T=1 minus control (warm start at {versus[s]["control_temperature"]})'
+              f' {versus[s]["difference"]:+.3f} +- {versus[s]["stderr"]:.3f}; minus warm start'
+              f' at T=1 {diff:+.3f} +- {se:.3f} (paired)', flush=True)
+    record = {
+        'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
+        'method': args.method, 'lr': args.lr, 'updates': args.updates,
+        'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
+        'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
+        'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
+        'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
+        'heldout_expert_path_curve': curve, 'log': log, 'metrics': metrics,
+        'versus_control': versus,
+        'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f'gym_v2_rl_{args.tag}.json'
+    out.write_text(json.dumps(record, indent=1) + '\n')
+    print('wrote', out, f'({time.time() - start:.0f} s in all)')
+
+
+if __name__ == '__main__':
+    main()
