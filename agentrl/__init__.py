@@ -2779,6 +2779,25 @@ def corrected_grpo_step(model, optimizer, groups, correction=None, cap=2.0, cap_
                 grad_norm=norm.item(), reward=rewards.mean().item())
 
 # ---- saved in 14-efficiency.md ----
+def fast_grpo_step(model, optimizer, episodes, advantages, grad_clip=1.0):
+    """One optimiser step of grpo_loss on a rollout batch scored in length buckets
+    (trajectory_logprobs), with logp_old = logp.detach() -> (loss, grad norm before clipping).
+
+    Exact when one optimiser step follows each rollout batch: the ratio is then 1, and
+    grpo_step's extra forward pass for logp_old would compute the same numbers again.
+    advantages [B]: one per episode, in the order of episodes.
+    """
+    model.train()
+    logp, mask = trajectory_logprobs(model, episodes)                           # [B, T-1]
+    loss, _ = grpo_loss(logp, logp.detach(), advantages, mask)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return loss.item(), norm.item()
+
+# ---- saved in 14-efficiency.md ----
 from typing import NamedTuple
 
 import torch

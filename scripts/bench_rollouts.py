@@ -59,21 +59,12 @@ def group_seeds(n_episodes, seed):
     return [rng.randrange(2 ** 31) for _ in range(n_episodes)]
 
 
-def bucketed_grpo_step(model, optimizer, groups, grad_clip=1.0):
-    """grpo_step's update for one epoch, on trajectory_logprobs and without the extra
-    forward pass: with one optimiser step per batch, logp_old equals logp before the step."""
+def bucketed_grpo_step(model, optimizer, groups):
+    """grpo_step's update for one epoch as Chapter 14 saves it (fast_grpo_step): length buckets,
+    and no extra forward pass, since with one optimiser step per batch logp_old = logp."""
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
-    advantages = arl.group_advantages(rewards).flatten()
     episodes = [e for g in groups for e in g]
-    model.train()
-    logp, mask = arl.trajectory_logprobs(model, episodes)
-    loss, _ = arl.grpo_loss(logp, logp.detach(), advantages, mask)
-    optimizer.zero_grad()
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
-    model.eval()
-    return loss.item()
+    return arl.fast_grpo_step(model, optimizer, episodes, arl.group_advantages(rewards).flatten())[0]
 
 
 def sampling(model, tok, tasks, seed, pool):

@@ -250,3 +250,22 @@ def test_mean_of_micro_batch_means_is_not_the_batch_gradient():
                              "token-mean", 60)
     right = torch.cat([p.grad.flatten() for p in right_model.parameters()])
     assert ((wrong - right).norm() / right.norm()) > 1e-2
+
+
+@pytest.mark.parametrize("rewards", [[1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0], [0.0] * 7 + [1.0]])
+def test_fast_grpo_step_matches_one_epoch_of_grpo_step(rewards):
+    """One optimiser step per batch: buckets and logp_old = logp.detach() give grpo_step's update."""
+    episodes = trajectories([9, 17, 12, 30, 21, 9, 14, 26], seed=3)
+    for e, r in zip(episodes, rewards):
+        e.reward = r
+    groups = [episodes[:4], episodes[4:]]
+    slow, fast = tiny_agent(), tiny_agent()
+    arl.grpo_step(slow, torch.optim.Adam(slow.parameters(), lr=1e-2), groups)
+    advantages = arl.group_advantages(torch.tensor([rewards[:4], rewards[4:]])).flatten()
+    loss, norm = arl.fast_grpo_step(fast, torch.optim.Adam(fast.parameters(), lr=1e-2),
+                                    episodes, advantages)
+    moved = max((a - b).abs().max().item() for a, b in
+                zip(slow.parameters(), tiny_agent().parameters()))
+    gap = max((a - b).abs().max().item() for a, b in zip(slow.parameters(), fast.parameters()))
+    assert moved > 1e-3 and gap < 1e-5
+    assert isinstance(loss, float) and norm > 0

@@ -44,7 +44,7 @@ import agentrl as arl
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
-from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks  # noqa: E402
+from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks, write_record  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
 TASKS_PER_UPDATE = 16
@@ -76,17 +76,10 @@ def update(model, optimizer, groups, method, grad_clip=1.0):
     if not groups:
         return None
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
-    adv = advantages(rewards, method).flatten()                               # [B * G]
     episodes = [e for g in groups for e in g]
-    model.train()
-    logp, mask = arl.trajectory_logprobs(model, episodes)
-    loss, _ = arl.grpo_loss(logp, logp.detach(), adv, mask)
-    optimizer.zero_grad()
-    loss.backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
-    model.eval()
-    return {'loss': loss.item(), 'groups': len(groups), 'grad_norm': float(norm)}
+    loss, norm = arl.fast_grpo_step(model, optimizer, episodes,
+                                    advantages(rewards, method).flatten(), grad_clip)
+    return {'loss': loss, 'groups': len(groups), 'grad_norm': norm}
 
 
 def mean_expert_prob(model, env, tasks, tok):
@@ -168,10 +161,7 @@ def main():
         'versus_control': versus,
         'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f'gym_v2_rl_{args.tag}.json'
-    out.write_text(json.dumps(record, indent=1) + '\n')
-    print('wrote', out, f'({time.time() - start:.0f} s in all)')
+    write_record(f'gym_v2_rl_{args.tag}', record, start)
 
 
 if __name__ == '__main__':

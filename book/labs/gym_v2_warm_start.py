@@ -68,6 +68,16 @@ UNSEEN = ('heldout', 'stretch')   # splits also evaluated without the line hint
 CHECKPOINTS = RESULTS     # --save writes results/gym_v2_TAG.pt (about 1-2 MB) for the RL lab
 
 
+def write_record(name, record, start):
+    """Write results/NAME.json atomically (a temporary file, then a rename) and say so."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f'{name}.json'
+    tmp = out.with_suffix('.tmp')
+    tmp.write_text(json.dumps(record, indent=1) + '\n')
+    tmp.replace(out)
+    print('wrote', out, f'({time.time() - start:.0f} s in all)')
+
+
 def load_tasks():
     """The validated v2 tasks and the sandbox cache that validated them (cached on disk)."""
     path = pathlib.Path(tempfile.gettempdir()) / f'gym_v2_tasks_seed{TASK_SEED}.pkl'
@@ -195,10 +205,7 @@ def main():
         'train_seconds': round(train_seconds), 'eval_seconds': round(time.time() - t0),
         'threads': torch.get_num_threads(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f'gym_v2_{args.tag}.json'
-    out.write_text(json.dumps(record, indent=1) + '\n')
-    print('wrote', out, f'({time.time() - start:.0f} s in all)')
+    write_record(f'gym_v2_{args.tag}', record, start)
 
 
 if __name__ == '__main__':
