@@ -141,3 +141,28 @@ def test_rl_lab_advantages_by_hand():
     assert torch.allclose(gym_v2_rl.advantages(r, 'grpo').sum(), torch.tensor(0.0), atol=1e-6)
     with pytest.raises(ValueError):
         gym_v2_rl.advantages(r, 'ppo')
+
+
+def test_group_tasks_make_only_the_asked_groups_and_variants_validated():
+    """gym_v2.group_tasks: the asked (template, line, kind) groups under the asked variants,
+    ids from first_id, each one a task the saved validate_task accepts."""
+    env = arl.BugFixEnv(cache={})
+    rows = gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)
+    groups = {gym_v2.group_key(rows[0]), gym_v2.group_key(rows[1])}
+    tasks = gym_v2.group_tasks(groups, (3, 4), 'rl', first_id=100, env=env)
+    assert tasks and [t.id for t in tasks] == list(range(100, 100 + len(tasks)))
+    assert {(t.template, t.line, t.kind) for t in tasks} <= groups
+    assert {t.variant for t in tasks} == {3, 4} and {t.split for t in tasks} == {'rl'}
+    assert all(arl.validate_task(t, run=env.run)[0] for t in tasks)
+
+
+def test_rl_groups_are_half_the_heldout_groups_and_restrict_cuts_by_position():
+    import gym_v2_rl
+    tasks = [gym_v2.VariantTask(id=i, func='f', kind='k', line=i % 5, code='', solution='',
+                                fix='', visible=(), hidden=(), split='heldout', template='t')
+             for i in range(10)]
+    groups = gym_v2_rl.rl_groups(tasks)
+    assert len(groups) == 2 and groups == gym_v2_rl.rl_groups(tasks)   # drawn once, fixed
+    result = {'t1': {'rate': 0.5, 'per_task': [1.0, 0.0, 0.5, 0.5]}, 'control_temperature': 't1'}
+    cut = gym_v2_rl.restrict(result, [0, 2])
+    assert cut == {'t1': {'rate': 0.75, 'per_task': [1.0, 0.5]}}

@@ -379,6 +379,25 @@ def make_v2_tasks(seed=0, train_variants=TRAIN_VARIANTS, eval_variants=2, vary_c
     return [VariantTask(**dict(t.__dict__, id=i)) for i, t in enumerate(tasks)]
 
 
+def group_tasks(groups, variants, split, first_id, seed=0, env=None):
+    """Validated tasks of the given (template, line, kind) groups under the given variants,
+    with ids from first_id (so the ids of make_v2_tasks' list stay as they are).
+
+    make_v2_tasks drops the trained variants of held-out groups; this makes them, e.g. as a
+    second training set for RL whose groups the warm start never saw."""
+    env = env or arl.BugFixEnv(cache={})
+    by_name = {t[3].lstrip('\n')[4:t[3].lstrip('\n').index('(')]: t for t in TEMPLATES}
+    tasks = []
+    for name in sorted({g[0] for g in groups}):
+        for v in variants:
+            for r in variant_rows(by_name[name], seed, v):
+                if group_key(r) in groups:
+                    task = VariantTask(id=first_id + len(tasks), split=split, **r)
+                    if arl.validate_task(task, run=env.run)[0]:
+                        tasks.append(task)
+    return tasks
+
+
 def one_per_group(tasks, split, n, seed=0):
     """Up to n tasks of a split, at most one per (template, line, kind) group, seeded."""
     pool = [t for t in tasks if t.split == split]

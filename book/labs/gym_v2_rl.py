@@ -18,11 +18,21 @@ policy tokens). Advantages:
            episode's own action; DESIGN.md section 9)
   positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
 
+Where RL trains (--train-on):
+  train           the warm start's own training tasks. On them a policy that recalls each
+                  template's trained (line, kind) placements is rewarded as much as one that
+                  reads the line hint, so RL has no reason to prefer reading.
+  heldout-groups  unseen variants (0..7) of half of the held-out groups (`rl_groups`, drawn
+                  once): placements the warm start never saw, where only reading pays. The
+                  other half stays the held-out split; the warm start's evaluation of the
+                  half RL trains on is reported as `rl_groups` (unseen variants of RL's groups).
+
 After every EVAL_EVERY updates it prints the held-out expert-path probability (one
 teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
 (SAMPLES episodes per task, the warm start's evaluation seeds), greedy and pass@k, and
 `evaluate.versus_control`: trained T=1 minus the warm start at its best temperature, paired by
-task. Results: results/gym_v2_rl_TAG.json.
+task; the trained policy is also sampled at EXTRA_T and compared with the warm start at EXTRA_T
+and at its best temperature. Results: results/gym_v2_rl_TAG.json (--save: the policy, .pt).
 
 Run from the repository root, one at a time (single-threaded, seeded):
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm WARM \
@@ -35,6 +45,7 @@ import math
 import pathlib
 import random
 import sys
+import tempfile
 import time
 
 import torch
@@ -52,6 +63,27 @@ GROUP = 4
 EVAL_EVERY = 25
 MAX_TURNS = 8
 METHODS = ('rloo', 'grpo', 'shrunk', 'positive')
+RL_GROUP_SEED = 'rl-groups'  # fixed across RL seeds: every seed evaluates the same groups
+EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
+                             # sampled at it, so a gain at one temperature is compared there too
+
+
+def rl_groups(tasks):
+    """Half of the held-out (template, line, kind) groups, drawn once: --train-on heldout-groups
+    trains RL on their variants 0..7 (which the warm start never saw) and keeps the other half
+    as the held-out split; the warm start's evaluations of both halves are in its record."""
+    groups = sorted({(t.template, t.line, t.kind) for t in tasks if t.split == 'heldout'})
+    return set(random.Random(RL_GROUP_SEED).sample(groups, len(groups) // 2))
+
+
+def restrict(result, keep):
+    """A split's evaluation cut to the task positions in `keep` (rate and per-task rates)."""
+    out = {}
+    for key, res in result.items():
+        if isinstance(res, dict) and 'per_task' in res:
+            per_task = [res['per_task'][i] for i in keep]
+            out[key] = {'rate': sum(per_task) / len(per_task), 'per_task': per_task}
+    return out
 
 
 def advantages(rewards, method):
@@ -95,6 +127,10 @@ def main():
     parser.add_argument('--tasks', type=int, default=TASKS_PER_UPDATE)
     parser.add_argument('--group', type=int, default=GROUP)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--train-on', choices=('train', 'heldout-groups'), default='train',
+                        help='train: the warm start\'s own training tasks; heldout-groups: '
+                             'unseen variants of half the held-out groups (see rl_groups)')
+    parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
@@ -111,13 +147,21 @@ def main():
     by_id = {t.id: t for t in tasks}
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
+    placements = rl_groups(tasks) if args.train_on == 'heldout-groups' else set()
     hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
+    where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
+    checkpoint = where / f'gym_v2_rl_{args.tag}.pt'
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     curve, log = [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
-        curve.append((0, mean_expert_prob(model, env, splits['heldout'], tok)))
+        if placements:
+            train = gym_v2.group_tasks(placements, range(gym_v2.TRAIN_VARIANTS), 'rl',
+                                       first_id=len(tasks), env=env)
+            print(f'RL on {len(train)} tasks of {len(placements)} held-out groups', flush=True)
+        unseen = [t for t in splits['heldout'] if (t.template, t.line, t.kind) not in placements]
+        curve.append((0, mean_expert_prob(model, env, unseen, tok)))
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
         t_rl = time.time()
         for u in range(1, args.updates + 1):
@@ -131,28 +175,49 @@ def main():
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps))
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
-                curve.append((u, mean_expert_prob(model, env, splits['heldout'], tok)))
+                curve.append((u, mean_expert_prob(model, env, unseen, tok)))
                 recent = log[-EVAL_EVERY:]
                 print(f'update {u}: train reward {sum(s["reward"] for s in recent) / len(recent):.3f}'
                       f', heldout expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)',
                       flush=True)
         rl_seconds = time.time() - t_rl
+        torch.save({'state_dict': model.state_dict(), 'model_config': state['model_config']},
+                   checkpoint)      # before evaluation, so a failure there loses no training
         t0 = time.time()
-        chosen = {s: splits[s] for s in ('heldout', 'stretch', 'train')}
-        metrics = ev.evaluate(model, env, chosen, tok, samples=SAMPLES, seed=EVAL_SEED)
+        metrics = ev.evaluate(model, env, {s: splits[s] for s in ('heldout', 'stretch')}, tok,
+                              samples=SAMPLES, temperatures=(1.0, EXTRA_T), seed=EVAL_SEED)
+        metrics.update(ev.evaluate(model, env, {'train': splits['train']}, tok,
+                                   samples=SAMPLES, seed=EVAL_SEED))
     mode = 'hint' if hint else 'plain'
-    control = warm['metrics'][mode]
+    control = dict(warm['metrics'][mode])
+    if placements:  # the held-out evaluation splits into RL's own groups and the unseen rest
+        held = [by_id[i] for i in warm['eval_task_ids']['heldout']]
+        inside = [i for i, t in enumerate(held) if (t.template, t.line, t.kind) in placements]
+        outside = [i for i in range(len(held)) if i not in inside]
+        full = metrics['heldout'], control['heldout']
+        for name, keep in (('rl_groups', inside), ('heldout', outside)):
+            metrics[name], control[name] = restrict(full[0], keep), restrict(full[1], keep)
     versus = {}
-    for s in ('heldout', 'stretch'):
+    for s in ('heldout', 'stretch') + (('rl_groups',) if placements else ()):
         versus[s] = ev.versus_control(metrics, control, s)
         diff, se = ev.paired(metrics[s]['t1']['per_task'], control[s]['t1']['per_task'])
-        versus[s].update(minus_warm_t1=diff, minus_warm_t1_stderr=se)
-        print(f'  {s}: trained T=1 minus control (warm start at {versus[s]["control_temperature"]})'
-              f' {versus[s]["difference"]:+.3f} +- {versus[s]["stderr"]:.3f}; minus warm start'
-              f' at T=1 {diff:+.3f} +- {se:.3f} (paired)', flush=True)
+        same_t = f't{EXTRA_T:g}'
+        diff_t, se_t = ev.paired(metrics[s][same_t]['per_task'], control[s][same_t]['per_task'])
+        versus[s].update(minus_warm_t1=diff, minus_warm_t1_stderr=se,
+                         tasks=len(control[s]['t1']['per_task']),
+                         at_extra_t_minus_control=ev.paired(metrics[s][same_t]['per_task'],
+                                                            ev.sharpening_control(control, s)[1]),
+                         at_extra_t_minus_warm_same_t=(diff_t, se_t))
+        print(f'  {s} ({versus[s]["tasks"]} tasks): trained T=1 minus control (warm start at'
+              f' {versus[s]["control_temperature"]}) {versus[s]["difference"]:+.3f} +-'
+              f' {versus[s]["stderr"]:.3f}; minus warm T=1 {diff:+.3f} +- {se:.3f};'
+              f' trained T={EXTRA_T:g} minus control'
+              f' {versus[s]["at_extra_t_minus_control"][0]:+.3f} +-'
+              f' {versus[s]["at_extra_t_minus_control"][1]:.3f} (paired)', flush=True)
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
-        'method': args.method, 'lr': args.lr, 'updates': args.updates,
+        'method': args.method, 'train_on': args.train_on,
+        'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr, 'updates': args.updates,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
         'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
         'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
