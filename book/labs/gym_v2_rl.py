@@ -153,7 +153,7 @@ def main():
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
     checkpoint = where / f'gym_v2_rl_{args.tag}.pt'
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    curve, log = [], []
+    curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
         if placements:
@@ -161,7 +161,10 @@ def main():
                                        first_id=len(tasks), env=env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups', flush=True)
         unseen = [t for t in splits['heldout'] if (t.template, t.line, t.kind) not in placements]
+        seen_by_rl = [t for t in splits['heldout'] if t not in unseen]
         curve.append((0, mean_expert_prob(model, env, unseen, tok)))
+        if seen_by_rl:
+            rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
         t_rl = time.time()
         for u in range(1, args.updates + 1):
@@ -176,6 +179,8 @@ def main():
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
                 curve.append((u, mean_expert_prob(model, env, unseen, tok)))
+                if seen_by_rl:
+                    rl_curve.append((u, mean_expert_prob(model, env, seen_by_rl, tok)))
                 recent = log[-EVAL_EVERY:]
                 print(f'update {u}: train reward {sum(s["reward"] for s in recent) / len(recent):.3f}'
                       f', heldout expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)',
@@ -222,7 +227,7 @@ def main():
         'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
         'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
         'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
-        'heldout_expert_path_curve': curve, 'log': log, 'metrics': metrics,
+        'heldout_expert_path_curve': curve, 'rl_groups_expert_path_curve': rl_curve, 'log': log, 'metrics': metrics,
         'versus_control': versus,
         'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0),
     }

@@ -8,6 +8,14 @@ recipe: their paired differences are also averaged over seeds (with the SE over 
 
     .venv/bin/python book/labs/gym_v2_rl_compare.py rloo_lr1e-4 rloo_lr3e-4,rloo_lr3e-4_s1 \
         rloo_lr1e-3,rloo_lr1e-3_s1,rloo_lr1e-3_s2
+
+Runs trained with --train-on heldout-groups get their own table (`--placements`): the
+held-out evaluation is then two splits, `rl_groups` (unseen variants of the placements RL
+trained on) and `heldout` (placements neither the warm start nor RL saw), and the trained
+policy was also sampled at T=0.5:
+
+    PYTHONPATH=. .venv/bin/python book/labs/gym_v2_rl_compare.py --placements \
+        hg_rloo_lr3e-4,hg_rloo_lr3e-4_s1,hg_rloo_lr3e-4_s2
 """
 
 import json
@@ -30,6 +38,72 @@ def greedy_gain(run, split):
     mode = 'hint' if run['hint'] else 'plain'
     return ev.paired(run['metrics'][split]['greedy']['per_task'],
                      warm['metrics'][mode][split]['greedy']['per_task'])
+
+
+def warm_split(run, split):
+    """The warm start's evaluation of a split as the run saw it (rl_groups / heldout cut from
+    the warm start's 63 held-out tasks by the same positions the lab used)."""
+    import gym_v2_rl
+    from gym_v2_warm_start import load_tasks
+    warm = json.loads((RESULTS / f"gym_v2_{run['warm']}.json").read_text())
+    full = warm['metrics']['hint' if run['hint'] else 'plain']
+    if split == 'stretch':
+        return full[split]
+    tasks, _ = load_tasks()
+    by_id = {t.id: t for t in tasks}
+    placements = {tuple(g) for g in run['rl_groups']}
+    held = [by_id[i] for i in warm['eval_task_ids']['heldout']]
+    inside = [(t.template, t.line, t.kind) in placements for t in held]
+    keep = [i for i, x in enumerate(inside) if x == (split == 'rl_groups')]
+    return gym_v2_rl.restrict(full['heldout'], keep)
+
+
+def pass_at(per_task, n, k):
+    return sum(ev.pass_at_k(n, round(p * n), k) for p in per_task) / len(per_task)
+
+
+def placements_table(groups):
+    """One row per run and split: T=1, T=0.5, greedy, pass@8 of the trained policy and its
+    paired differences against the warm start at T=1, at T=0.5, and at its best temperature."""
+    print('| run | method | lr | split (tasks) | T=1 | T=0.5 | greedy | pass@8 | T=1 minus warm T=1'
+          ' | T=1 minus control (T) | T=0.5 minus control | greedy minus warm greedy |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    for group in groups:
+        tags = group.split(',')
+        runs = [load(t) for t in tags]
+        per_split = {}
+        for tag, r in zip(tags, runs):
+            n = r['samples_per_task']
+            for split in ('rl_groups', 'heldout', 'stretch'):
+                m, v, w = r['metrics'][split], r['versus_control'][split], warm_split(r, split)
+                g = ev.paired(m['greedy']['per_task'], w['greedy']['per_task'])
+                at_t = v['at_extra_t_minus_control']
+                per_split.setdefault(split, []).append(
+                    (v['minus_warm_t1'], v['difference'], at_t[0], g[0]))
+                print(f"| {tag} | {r['method']} | {r['lr']:g} | {split} ({v['tasks']})"
+                      f" | {m['t1']['rate']:.3f} | {m['t0.5']['rate']:.3f} | {m['greedy']['rate']:.3f}"
+                      f" | {pass_at(m['t1']['per_task'], n, 8):.3f}"
+                      f" | {v['minus_warm_t1']:+.3f} ({v['minus_warm_t1_stderr']:.3f})"
+                      f" | {v['difference']:+.3f} ({v['stderr']:.3f}) T{v['control_temperature'][1:]}"
+                      f" | {at_t[0]:+.3f} ({at_t[1]:.3f}) | {g[0]:+.3f} ({g[1]:.3f}) |")
+        if len(runs) > 1:
+            for split, rows in per_split.items():
+                cells = ' | '.join('{:+.3f} ({:.3f})'.format(*ev.mean_se(list(c)))
+                                   for c in zip(*rows))
+                print(f'| {group}: mean of {len(runs)} seeds (SE over seeds) | | | {split} | | | |'
+                      f' | {cells} |')
+    for group in groups:
+        for tag in group.split(','):
+            r = load(tag)
+            log = r['log']
+            first = sum(s['reward'] for s in log[:25]) / 25
+            last = sum(s['reward'] for s in log[-25:]) / 25
+            mixed = sum(s['groups'] for s in log) / len(log)
+            curve = ' / '.join(f'{p:.3f}' for _, p in r['heldout_expert_path_curve'])
+            print(f"- {tag}: reward on RL's tasks, first 25 updates {first:.3f}, last 25"
+                  f" {last:.3f}; mixed groups per update {mixed:.2f} of {r['tasks_per_update']};"
+                  f" unseen held-out expert path every 25 updates {curve};"
+                  f" {r['rl_seconds']} s RL + {r['eval_seconds']} s evaluation")
 
 
 def main(groups):
@@ -63,4 +137,7 @@ def main(groups):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ['--placements']:
+        placements_table(sys.argv[2:])
+    else:
+        main(sys.argv[1:])
