@@ -92,6 +92,18 @@ def placements_table(groups):
                                    for c in zip(*rows))
                 print(f'| {group}: mean of {len(runs)} seeds (SE over seeds) | | | {split} | | | |'
                       f' | {cells} |')
+            for split in per_split:     # the seeds' per-task rates averaged, then paired by task
+                cells = []
+                for key, versus in (('t1', 'warm t1'), ('t1', 'control'), ('t0.5', 'control'),
+                                    ('greedy', 'warm greedy')):
+                    mean_rates = [sum(x) / len(runs) for x in
+                                  zip(*(r['metrics'][split][key]['per_task'] for r in runs))]
+                    w = warm_split(runs[0], split)
+                    base = (ev.sharpening_control({split: w}, split)[1] if versus == 'control'
+                            else w[versus.split()[1]]['per_task'])
+                    cells.append('{:+.3f} ({:.3f})'.format(*ev.paired(mean_rates, base)))
+                print(f'| {group}: per-task rates averaged over {len(runs)} seeds (SE over tasks)'
+                      f' | | | {split} | | | | | {" | ".join(cells)} |')
     for group in groups:
         for tag in group.split(','):
             r = load(tag)
