@@ -2037,6 +2037,113 @@ def reinforce_step(model, optimizer, episodes, aggregation='seq-mean-token-sum',
     return {'loss': loss.item(), 'grad_norm': norm.item(),
             'reward': returns.mean().item(), 'tokens': int(mask.sum())}
 
+# ---- saved in 06-policy-gradient.md ----
+def pass_at_k(n, c, k):
+    """Unbiased pass@k from c successes among n samples: 1 - C(n-c, k) / C(n, k).
+
+    Computed as 1 - prod_{i=n-c+1}^{n} (1 - k / i), which forms no binomial coefficient.
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f'need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}')
+    if n - c < k:                       # every k-subset of the samples holds a success
+        return 1.0
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def mean_se(values):
+    """Mean and standard error s / sqrt(n) of a list of numbers (s with n - 1; nan if n = 1)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, float('nan')
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, math.sqrt(var / n)
+
+
+def paired(a, b):
+    """Mean and standard error of the per-task differences a[i] - b[i] (same tasks, same order)."""
+    if len(a) != len(b):
+        raise ValueError(f'paired needs equal lengths, got {len(a)} and {len(b)}')
+    return mean_se([x - y for x, y in zip(a, b)])
+
+
+def summarise(rewards, ks=(1, 4, 8)):
+    """rewards [n_tasks][samples] of 0/1 -> dict: solve rate ('rate'), its standard error over
+    tasks ('stderr'), 'tasks', 'samples', the per-task rates ('per_task') and 'pass@k' for every
+    k in ks that is at most the number of samples."""
+    per_task = [sum(r) / len(r) for r in rewards]
+    rate, se = mean_se(per_task)
+    n = len(rewards[0])
+    out = {'rate': rate, 'stderr': se, 'tasks': len(rewards), 'samples': n,
+           'per_task': per_task}
+    for k in ks:
+        if k <= n:
+            out[f'pass@{k}'] = sum(pass_at_k(n, int(sum(r)), k) for r in rewards) / len(rewards)
+    return out
+
+# ---- saved in 06-policy-gradient.md ----
+def episode_seed(seed, task_index, sample):
+    """Sampling seed of episode (task_index, sample): it depends on nothing else, so every model
+    and temperature evaluated with the same seed meets the same random numbers."""
+    return random.Random(f'{seed}:{task_index}:{sample}').randrange(2 ** 31)
+
+
+def sample_rewards(model, env, tasks, tokenizer, samples, temperature, seed=0, **kwargs):
+    """Play `samples` episodes per task at `temperature` -> (rewards [n_tasks][samples],
+    [(task, Trajectory), ...] task by task).
+
+    Episode (i, j) is rollout(model, env, tasks[i], tokenizer, seed=episode_seed(seed, i, j)),
+    all of them sampled in lockstep by rollout_batch (kwargs go to it). temperature=0 is greedy
+    decoding, which is deterministic, so it plays one episode per task.
+    """
+    samples = 1 if temperature == 0 else samples
+    pairs = [(i, j) for i in range(len(tasks)) for j in range(samples)]
+    episodes = rollout_batch(model, env, [tasks[i] for i, _ in pairs], tokenizer,
+                             [episode_seed(seed, i, j) for i, j in pairs],
+                             temperature=temperature, **kwargs)
+    rewards = [[episodes[i * samples + j].reward for j in range(samples)]
+               for i in range(len(tasks))]
+    return rewards, [(tasks[i], e) for (i, _), e in zip(pairs, episodes)]
+
+
+def sharpening_control(result, split='heldout'):
+    """The untrained model's best sampling temperature on `split` and its per-task rates.
+
+    result[split] maps 't<T>' keys ('t0.5', 't1') to summarise() dicts; other keys ('greedy')
+    are not candidates. A tie goes to T=1.
+    """
+    temperatures = [key for key in result[split] if key.startswith('t')]
+    best = max(temperatures, key=lambda key: (result[split][key]['rate'], key == 't1'))
+    return best, result[split][best]['per_task']
+
+
+def versus_control(trained, control, split='heldout'):
+    """The trained model's T=1 per-task rates minus the control's, paired by task -> dict with
+    the control's temperature, the mean difference and its standard error."""
+    best, control_rates = sharpening_control(control, split)
+    difference, se = paired(trained[split]['t1']['per_task'], control_rates)
+    return {'control_temperature': best, 'difference': difference, 'stderr': se}
+
+# ---- saved in 06-policy-gradient.md ----
+@torch.no_grad()
+def expert_path_logprob(model, env, tasks, tokenizer, temperature=1.0, policy=expert_policy,
+                        batch_size=32):
+    """Per task: log-probability that sampling at `temperature` plays policy's episode exactly.
+
+    One teacher-forced forward pass per batch of tasks sums the log-probabilities of the
+    scripted episode's action tokens. The environment is deterministic, so when the scripted
+    policy solves a task, exp of this is a lower bound on the task's solve probability.
+    """
+    out = []
+    for start in range(0, len(tasks), batch_size):
+        episodes = [teacher_rollout(env, task, tokenizer, policy)
+                    for task in tasks[start:start + batch_size]]
+        ids, action_mask, _, _ = collate_trajectories(episodes)                # [B, T]
+        logits, _ = model(ids)                                                 # [B, T, V]
+        logp, mask = token_logprobs(logits, ids, action_mask, temperature)     # [B, T-1]
+        out += (logp * mask).sum(-1).tolist()
+    return out
+
 # ---- saved in 07-advantages.md ----
 def rloo_advantages(rewards):
     """REINFORCE leave-one-out advantages of groups of episodes.

@@ -1,9 +1,9 @@
-"""Checks of book/labs/evaluate.py (pass@k, paired errors, expert-path probability) and of the
-v2 task generator in book/labs/gym_v2.py.
+"""Checks of book/labs/evaluate.py (its lab-specific parts: edit_stats, the evaluate driver;
+the saved functions it imports are tested in tests/test_policy_gradient.py), of the v2 task
+generator in book/labs/gym_v2.py and of helpers of the gym_v2 RL lab.
 Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
-import itertools
 import math
 import sys
 from pathlib import Path
@@ -18,65 +18,46 @@ import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
 
 
-def brute_pass_at_k(n, c, k):
-    """Share of the k-subsets of n samples (the first c correct) holding a correct one."""
-    subsets = list(itertools.combinations(range(n), k))
-    return sum(any(i < c for i in s) for s in subsets) / len(subsets)
+def test_evaluate_uses_the_saved_functions():
+    """The labs call ev.<name>; the mechanisms are Chapter 6's saved code, not copies."""
+    for name in ('pass_at_k', 'mean_se', 'paired', 'summarise', 'episode_seed', 'sample_rewards',
+                 'expert_path_logprob', 'sharpening_control', 'versus_control'):
+        assert getattr(ev, name) is getattr(arl, name), name
 
 
-@pytest.mark.parametrize('n', range(1, 9))
-def test_pass_at_k_matches_enumeration(n):
-    for c in range(n + 1):
-        for k in range(1, n + 1):
-            assert ev.pass_at_k(n, c, k) == pytest.approx(brute_pass_at_k(n, c, k), abs=1e-12)
+def test_edit_stats_by_hand():
+    """The expert's first edit is on the bug's line and applies; the recovery expert's first
+    edit is on another line and fails; an episode without an edit counts in neither."""
+    env = arl.BugFixEnv(cache={})
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    tok = arl.CharTokenizer()
+    expert = arl.teacher_rollout(env, task, tok, arl.expert_policy)
+    recovery = arl.teacher_rollout(env, task, tok, gym_v2.recovery_policy)
+    reader = arl.teacher_rollout(env, task, tok, lambda task, history: '<call> read </call>',
+                                 max_turns=2)
+    assert ev.edit_stats([(task, expert)]) == {'first_edit': 1.0, 'first_edit_on_bug_line': 1.0,
+                                               'first_edit_applies': 1.0}
+    assert ev.edit_stats([(task, recovery)]) == {'first_edit': 1.0, 'first_edit_on_bug_line': 0.0,
+                                                 'first_edit_applies': 0.0}
+    assert ev.edit_stats([(task, expert), (task, reader)]) == {
+        'first_edit': 0.5, 'first_edit_on_bug_line': 0.5, 'first_edit_applies': 0.5}
 
 
-def test_pass_at_k_rejects_bad_counts():
-    for n, c, k in ((4, 5, 1), (4, 2, 0), (4, 2, 5), (4, -1, 1)):
-        with pytest.raises(ValueError):
-            ev.pass_at_k(n, c, k)
-
-
-def test_pass_at_1_is_the_solve_rate():
-    rewards = [[1, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0]]
-    s = ev.summarise(rewards, ks=(1, 4))
-    assert s['pass@1'] == pytest.approx(s['rate']) == pytest.approx(5 / 12)
-    assert s['pass@4'] == pytest.approx(2 / 3)      # tasks 1 and 3 have a success among 4
-
-
-def test_paired_standard_error_by_hand():
-    # differences 0.5, 0, -0.5: mean 0, sample std sqrt(0.5 / 2) = 0.5, SE 0.5 / sqrt(3)
-    mean, se = ev.paired([1.0, 0.5, 0.0], [0.5, 0.5, 0.5])
-    assert mean == pytest.approx(0.0)
-    assert se == pytest.approx(0.5 / math.sqrt(3))
-    # differences 0.25, 0.75: mean 0.5, std sqrt(0.125) , SE sqrt(0.125) / sqrt(2) = 0.25
-    mean, se = ev.paired([0.5, 1.0], [0.25, 0.25])
-    assert (mean, se) == (pytest.approx(0.5), pytest.approx(0.25))
-    with pytest.raises(ValueError):
-        ev.paired([1.0], [1.0, 0.0])
-
-
-def test_pairing_removes_the_shared_task_spread():
-    easy_hard = [0.9, 0.1, 0.8, 0.2]
-    shifted = [v + 0.05 for v in easy_hard]
-    assert ev.paired(shifted, easy_hard) == (pytest.approx(0.05), pytest.approx(0.0, abs=1e-12))
-    assert ev.mean_se(shifted)[1] > 0.1
-
-
-def test_expert_path_probability_is_the_product_of_step_probabilities():
-    """One teacher-forced pass gives the same number as walking the episode token by token."""
+def test_evaluate_reports_every_temperature_greedy_and_the_expert_path(capsys):
     torch.manual_seed(0)
-    tok, env = arl.CharTokenizer(), arl.BugFixEnv(cache={})
-    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=3)
-    task = arl.make_tasks()[0]
-    traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
-    walked = 0.0
-    for t in range(1, len(traj.ids)):
-        if traj.action_mask[t]:
-            logits, _ = model(traj.ids[None, :t])
-            walked += torch.log_softmax(logits[0, -1] / 0.7, -1)[traj.ids[t]].item()
-    (batched,) = ev.expert_path_logprob(model, env, [task], tok, temperature=0.7)
-    assert batched == pytest.approx(walked, abs=1e-4)
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    tasks = arl.make_tasks()[:2]
+    result = ev.evaluate(model, env, {'a': tasks}, tok, samples=2, temperatures=(1.0, 0.5),
+                         seed=3)
+    assert set(result['a']) == {'t1', 't0.5', 'greedy', 'expert_path'}
+    rewards, _ = ev.sample_rewards(model, env, tasks, tok, 2, 0.5, seed=3)
+    assert result['a']['t0.5']['per_task'] == ev.summarise(rewards)['per_task']
+    assert result['a']['greedy']['samples'] == 1
+    probs = [math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)]
+    assert result['a']['expert_path']['per_task'] == pytest.approx(probs)
+    assert 'expert-path probability' in capsys.readouterr().out
 
 
 def test_renaming_is_consistent_and_leaves_attributes_strings_and_builtins():
@@ -113,21 +94,6 @@ def test_line_hint_names_the_bug_line():
     plain = gym_v2.HintedBugFixEnv(hint=False, cache={})
     plain.reset(task)
     assert 'at line' not in plain.step('<call> test </call>')[0]
-
-
-@pytest.mark.parametrize('temperature', [1.0, 0.0])
-def test_batched_sampling_gives_the_episodes_one_at_a_time_gives(temperature):
-    """sample_rewards through rollout_batch: same rewards, ids and actions as arl.rollout."""
-    torch.manual_seed(0)
-    tok = arl.CharTokenizer()
-    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
-    tasks = arl.make_tasks()[:3]
-    a, ta = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=True)
-    b, tb = ev.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7, batched=False)
-    assert a == b
-    assert [t.id for t, _ in ta] == [t.id for t, _ in tb]
-    assert all(torch.equal(x.ids, y.ids) and x.text == y.text for (_, x), (_, y) in zip(ta, tb))
 
 
 def test_rl_lab_advantages_by_hand():

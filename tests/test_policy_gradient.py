@@ -183,6 +183,139 @@ def test_collect_episodes_and_solve_rate_are_reproducible():
     assert res.rate == 0.0 and res.stderr == 0.0 and res.per_task.shape == (2,)
 
 
+# ---- evaluation: learning or sharpening (Section 6.8) ---------------------------------------
+
+def pass_at_k_by_enumeration(n, c, k):
+    """Share of the k-subsets of n samples (the first c correct) holding a correct one."""
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(i < c for i in s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_pass_at_k_matches_enumeration(n):
+    for c in range(n + 1):
+        for k in range(1, n + 1):
+            assert arl.pass_at_k(n, c, k) == pytest.approx(pass_at_k_by_enumeration(n, c, k),
+                                                           abs=1e-12)
+
+
+def test_pass_at_k_matches_binomial_coefficients_at_large_n():
+    for n, c, k in ((200, 7, 10), (200, 150, 100), (1000, 3, 500)):
+        exact = 1 - math.comb(n - c, k) / math.comb(n, k)
+        assert arl.pass_at_k(n, c, k) == pytest.approx(exact, rel=1e-9)
+
+
+@pytest.mark.parametrize("p", [0.05, 0.3, 0.8])
+def test_pass_at_k_is_unbiased_and_the_plug_in_is_not(p):
+    """Averaged over c ~ Binomial(n, p), exactly: the estimator gives 1 - (1 - p)^k."""
+    n, k = 6, 3
+    weights = [math.comb(n, c) * p ** c * (1 - p) ** (n - c) for c in range(n + 1)]
+    expected = sum(w * arl.pass_at_k(n, c, k) for c, w in enumerate(weights))
+    plug_in = sum(w * (1 - (1 - c / n) ** k) for c, w in enumerate(weights))
+    assert expected == pytest.approx(1 - (1 - p) ** k, abs=1e-12)
+    assert plug_in < 1 - (1 - p) ** k - 1e-3
+
+
+def test_pass_at_k_rejects_bad_counts():
+    for n, c, k in ((4, 5, 1), (4, 2, 0), (4, 2, 5), (4, -1, 1)):
+        with pytest.raises(ValueError):
+            arl.pass_at_k(n, c, k)
+
+
+def test_summarise_by_hand():
+    rewards = [[1, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0]]
+    s = arl.summarise(rewards, ks=(1, 4, 8))
+    assert s["per_task"] == [0.5, 0.0, 0.75]
+    assert s["pass@1"] == pytest.approx(s["rate"]) == pytest.approx(5 / 12)
+    assert s["pass@4"] == pytest.approx(2 / 3)       # tasks 1 and 3 have a success among 4
+    assert "pass@8" not in s                         # more than the 4 samples
+    assert (s["tasks"], s["samples"]) == (3, 4)
+    # per-task rates 0.5, 0, 0.75: sample std sqrt(((1/12)^2 + (5/12)^2 + (4/12)^2) / 2)
+    assert s["stderr"] == pytest.approx(math.sqrt((1 + 25 + 16) / 144 / 2) / math.sqrt(3))
+
+
+def test_mean_se_and_paired_by_hand():
+    assert arl.mean_se([2.0, 4.0]) == (pytest.approx(3.0), pytest.approx(1.0))
+    mean, se = arl.mean_se([5.0])
+    assert mean == 5.0 and math.isnan(se)
+    # differences 0.5, 0, -0.5: mean 0, sample std 0.5, SE 0.5 / sqrt(3)
+    mean, se = arl.paired([1.0, 0.5, 0.0], [0.5, 0.5, 0.5])
+    assert (mean, se) == (pytest.approx(0.0), pytest.approx(0.5 / math.sqrt(3)))
+    with pytest.raises(ValueError):
+        arl.paired([1.0], [1.0, 0.0])
+
+
+def test_pairing_removes_the_shared_task_spread():
+    easy_hard = [0.9, 0.1, 0.8, 0.2]
+    shifted = [v + 0.05 for v in easy_hard]
+    assert arl.paired(shifted, easy_hard) == (pytest.approx(0.05), pytest.approx(0.0, abs=1e-12))
+    assert arl.mean_se(shifted)[1] > 0.1
+
+
+def test_episode_seeds_are_fixed_and_distinct():
+    seeds = {(i, j): arl.episode_seed(7, i, j) for i in range(20) for j in range(8)}
+    assert len(set(seeds.values())) == len(seeds)
+    assert all(arl.episode_seed(7, i, j) == s for (i, j), s in seeds.items())
+    assert arl.episode_seed(8, 0, 0) != seeds[0, 0]
+    assert all(0 <= s < 2 ** 31 for s in seeds.values())
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5, 0.0])
+def test_sample_rewards_plays_the_episodes_rollout_plays(temperature):
+    """Episode (i, j) is arl.rollout with seed episode_seed(seed, i, j); greedy plays one."""
+    torch.manual_seed(0)
+    tok = arl.CharTokenizer()
+    env = arl.BugFixEnv(cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    tasks = arl.make_tasks()[:3]
+    rewards, played = arl.sample_rewards(model, env, tasks, tok, 2, temperature, seed=7,
+                                         max_turns=2)
+    samples = 1 if temperature == 0 else 2
+    assert [len(r) for r in rewards] == [samples] * 3 and len(played) == 3 * samples
+    for n, (task, episode) in enumerate(played):
+        i, j = divmod(n, samples)
+        alone = arl.rollout(model, env, tasks[i], tok, temperature=temperature, max_turns=2,
+                            seed=arl.episode_seed(7, i, j))
+        assert task is tasks[i]
+        assert torch.equal(episode.ids, alone.ids) and episode.text == alone.text
+        assert rewards[i][j] == alone.reward
+
+
+def test_sharpening_control_and_versus_control_by_hand():
+    control = {"heldout": {"t1": {"rate": 0.2, "per_task": [0.0, 0.4]},
+                           "t0.5": {"rate": 0.3, "per_task": [0.2, 0.4]},
+                           "greedy": {"rate": 0.9, "per_task": [1.0, 0.8]}}}
+    assert arl.sharpening_control(control) == ("t0.5", [0.2, 0.4])     # greedy not a candidate
+    control["heldout"]["t0.5"]["rate"] = 0.2
+    assert arl.sharpening_control(control)[0] == "t1"                   # ties go to T=1
+    control["heldout"]["t0.5"]["rate"] = 0.3
+    trained = {"heldout": {"t1": {"rate": 0.5, "per_task": [0.6, 0.4]}}}
+    versus = arl.versus_control(trained, control)
+    assert versus["control_temperature"] == "t0.5"
+    assert versus["difference"] == pytest.approx(0.2)                  # differences 0.4, 0.0
+    assert versus["stderr"] == pytest.approx(0.2)                      # std 0.2828 / sqrt(2)
+
+
+def test_expert_path_probability_is_the_product_of_step_probabilities():
+    """One teacher-forced pass per batch gives what walking the episode token by token gives."""
+    torch.manual_seed(0)
+    tok, env = arl.CharTokenizer(), arl.BugFixEnv(cache={})
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=3).eval()
+    tasks = arl.make_tasks()[:3]
+    walked = []
+    for task in tasks:
+        traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
+        total = 0.0
+        with torch.no_grad():
+            for t in range(1, len(traj.ids)):
+                if traj.action_mask[t]:
+                    logits, _ = model(traj.ids[None, :t])
+                    total += torch.log_softmax(logits[0, -1] / 0.7, -1)[traj.ids[t]].item()
+        walked.append(total)
+    batched = arl.expert_path_logprob(model, env, tasks, tok, temperature=0.7, batch_size=2)
+    assert batched == pytest.approx(walked, abs=1e-4)
+
+
 # ---- the labs' results ----------------------------------------------------------------------
 
 def test_warm_start_results_have_expected_keys():

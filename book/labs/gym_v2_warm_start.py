@@ -170,8 +170,7 @@ def main():
     for mode, env in envs.items():                 # plain only where the comparison matters
         print(f'evaluating with {mode} observations', flush=True)
         chosen = splits if mode == 'hint' else {s: splits[s] for s in UNSEEN}
-        metrics[mode] = ev.evaluate(model, env, chosen, tok, samples=SAMPLES, seed=EVAL_SEED,
-                                    progress=16)
+        metrics[mode] = ev.evaluate(model, env, chosen, tok, samples=SAMPLES, seed=EVAL_SEED)
     for s in UNSEEN:
         diff, se = ev.paired(metrics['hint'][s]['t1']['per_task'],
                              metrics['plain'][s]['t1']['per_task'])
@@ -181,7 +180,7 @@ def main():
         print(f'sharpening control sweep with {args.sweep} observations', flush=True)
         chosen = metrics[args.sweep]
         sweep = ev.evaluate(model, envs[args.sweep], {s: splits[s] for s in UNSEEN}, tok,
-                            samples=SAMPLES, temperatures=SWEEP, seed=EVAL_SEED, progress=16)
+                            samples=SAMPLES, temperatures=SWEEP, seed=EVAL_SEED)
         for s, res in sweep.items():
             chosen[s].update({k: v for k, v in res.items() if k.startswith('t')})
             best, _ = ev.sharpening_control(chosen, s)
