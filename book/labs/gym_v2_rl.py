@@ -26,6 +26,9 @@ Where RL trains (--train-on):
                   once): placements the warm start never saw, where only reading pays. The
                   other half stays the held-out split; the warm start's evaluation of the
                   half RL trains on is reported as `rl_groups` (unseen variants of RL's groups).
+  mixed           each update half from heldout-groups' tasks, half from the warm start's
+                  training tasks: does keeping the trained placements in the batch keep RL
+                  from costing the unseen ones?
 
 After every EVAL_EVERY updates it prints the held-out expert-path probability (one
 teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
@@ -127,7 +130,7 @@ def main():
     parser.add_argument('--tasks', type=int, default=TASKS_PER_UPDATE)
     parser.add_argument('--group', type=int, default=GROUP)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--train-on', choices=('train', 'heldout-groups'), default='train',
+    parser.add_argument('--train-on', choices=('train', 'heldout-groups', 'mixed'), default='train',
                         help='train: the warm start\'s own training tasks; heldout-groups: '
                              'unseen variants of half the held-out groups (see rl_groups)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
@@ -147,7 +150,7 @@ def main():
     by_id = {t.id: t for t in tasks}
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
-    placements = rl_groups(tasks) if args.train_on == 'heldout-groups' else set()
+    placements = rl_groups(tasks) if args.train_on != 'train' else set()
     hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
@@ -157,6 +160,7 @@ def main():
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
         if placements:
+            trained_tasks = train
             train = gym_v2.group_tasks(placements, range(gym_v2.TRAIN_VARIANTS), 'rl',
                                        first_id=len(tasks), env=env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups', flush=True)
@@ -168,7 +172,11 @@ def main():
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
         t_rl = time.time()
         for u in range(1, args.updates + 1):
-            picked = rng.sample(train, args.tasks)
+            if args.train_on == 'mixed':
+                half = args.tasks // 2
+                picked = rng.sample(train, half) + rng.sample(trained_tasks, args.tasks - half)
+            else:
+                picked = rng.sample(train, args.tasks)
             batch = [t for t in picked for _ in range(args.group)]
             seeds = [rng.randrange(2 ** 31) for _ in batch]
             eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,

@@ -71,9 +71,9 @@ def main():
     start = time.time()
     records = [json.loads((RESULTS / f'gym_v2_rl_{t}.json').read_text()) for t in args.runs]
     warm_tag = {r['warm'] for r in records}
-    if len(warm_tag) != 1 or any(r['train_on'] != 'heldout-groups' for r in records):
+    if len(warm_tag) != 1 or any(r['train_on'] == 'train' for r in records):
         raise SystemExit('runs must share one warm start and be trained with '
-                         '--train-on heldout-groups')
+                         '--train-on heldout-groups or mixed')
     warm_tag = warm_tag.pop()
     state = torch.load(RESULTS / f'gym_v2_{warm_tag}.pt', weights_only=True)
     warm = arl.TinyAgent(**state['model_config'])
