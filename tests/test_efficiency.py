@@ -3,10 +3,11 @@
 Every saved function is checked against an independent computation made here: buckets and
 packings against their definitions written as loops, packed log-probabilities against each
 trajectory run through TinyAgent on its own, micro-batch loss shares against the batch loss
-written out sequence by sequence, and accumulated gradients against the gradient of that loss
-computed in one piece, and LoRA adapters against the base model, the formula W x +
-(alpha / r) B A x written out, a parameter count by hand and the one-at-a-time rollout. Trajectories are synthetic (random tokens and action masks of chosen
-lengths); the model is a small random TinyAgent.
+written out sequence by sequence, accumulated gradients against the gradient of that loss
+computed in one piece, and LoRA adapters against the base model, W x + (alpha / r) B A x
+written out, a parameter count by hand and the one-at-a-time rollout. Trajectories are
+synthetic (random tokens and action masks of chosen lengths); the model is a small random
+TinyAgent.
 """
 
 from __future__ import annotations
