@@ -45,6 +45,10 @@ and at its best temperature. Results: results/gym_v2_rl_TAG.json (--save: the po
 Run from the repository root, one at a time (single-threaded, seeded):
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm WARM \
         --method rloo --lr 1e-4 --updates 100 --seed 0 --tag rloo_s0
+The LoRA runs of Chapter 14 (section 14.6), one at a time, R in 1 4 16, LR as in their tags:
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm hint_recovery_3000 \
+        --train-on heldout-groups --method rloo --updates 100 --lr LR --seed 0 \
+        --lora-rank R --tag hg_lora_rR_lrLR
 """
 
 import argparse
