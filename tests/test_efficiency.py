@@ -276,7 +276,8 @@ def test_fast_grpo_step_matches_one_epoch_of_grpo_step(rewards):
 # ---- LoRA: LoRALinear, add_lora, merge_lora -------------------------------------------------
 
 def adapted_agent(rank, seed=0, moved=True):
-    """A tiny TinyAgent with LoRA adapters; moved=True gives every B random values, as if trained."""
+    """A tiny TinyAgent with LoRA adapters; moved=True gives every B random values (as if
+    trained)."""
     model = tiny_agent(seed)
     trainable = arl.add_lora(model, rank)
     if moved:

@@ -143,7 +143,7 @@ def main():
                         help='train: the warm start\'s own training tasks; heldout-groups: '
                              'unseen variants of half the held-out groups (see rl_groups)')
     parser.add_argument('--lora-rank', type=int, default=0,
-                        help='train rank-R LoRA adapters on the block linears only (0: all weights)')
+                        help='train rank-R LoRA adapters of the block linears only (0: all)')
     parser.add_argument('--lora-alpha', type=float, default=None,
                         help='LoRA scale alpha / rank (default agentrl.LORA_ALPHA at every rank)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
@@ -208,7 +208,7 @@ def main():
                       flush=True)
         rl_seconds = time.time() - t_rl
         if lora:
-            arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint format, same evaluation
+            arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
         torch.save({'state_dict': model.state_dict(), 'model_config': state['model_config']},
                    checkpoint)      # before evaluation, so a failure there loses no training
         t0 = time.time()
