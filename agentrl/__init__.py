@@ -3051,3 +3051,73 @@ def accumulate_gradients(model, trajectories, token_loss, aggregation='token-mea
         share.backward()
         total += share.item()
     return total
+
+# ---- saved in 14-efficiency.md ----
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+LORA_ALPHA = 32.0
+
+
+class LoRALinear(nn.Module):
+    """A frozen nn.Linear plus a trainable low-rank update: y = W x + (alpha / r) B A x.
+
+    A [r, in] starts small and random (uniform in +-1/sqrt(in)), B [out, r] at zero, so the
+    module computes exactly the wrapped linear until an optimiser step moves B.
+    """
+
+    def __init__(self, base, rank, alpha=LORA_ALPHA, generator=None):
+        super().__init__()
+        self.base = base.requires_grad_(False)
+        self.rank, self.alpha, self.scale = rank, alpha, alpha / rank
+        bound = 1 / math.sqrt(base.in_features)
+        self.A = nn.Parameter(torch.empty(rank, base.in_features).uniform_(
+            -bound, bound, generator=generator))
+        self.B = nn.Parameter(torch.zeros(base.out_features, rank))
+
+    def delta(self):
+        """The update the adapter adds to the base weight: (alpha / r) B A, [out, in]."""
+        return self.scale * self.B @ self.A
+
+    def forward(self, x):
+        return self.base(x) + self.scale * F.linear(F.linear(x, self.A), self.B)
+
+
+def add_lora(model, rank, alpha=None, targets=('qkv', 'proj', 'up', 'down'), seed=0):
+    """Wrap the named linears of every TinyBlock in a LoRALinear and freeze everything else
+    -> the list of trainable parameters (each adapter's A and B), for the optimiser.
+
+    alpha=None keeps LORA_ALPHA for every rank: with the update scaled by alpha / r, Adam moves
+    the function at about the same rate at any rank, so one learning rate serves all ranks.
+    The embedding (tied to the output head) and the norms stay frozen. A's initial values come
+    from a generator seeded by `seed`, so adding adapters leaves the global random state alone.
+    """
+    alpha = LORA_ALPHA if alpha is None else alpha
+    gen = torch.Generator().manual_seed(seed)
+    model.requires_grad_(False)
+    trainable = []
+    for block in model.blocks:
+        for name in targets:
+            adapter = LoRALinear(getattr(block, name), rank, alpha, generator=gen)
+            setattr(block, name, adapter)
+            trainable += [adapter.A, adapter.B]
+    return trainable
+
+
+def merge_lora(model):
+    """Fold every LoRALinear back into a plain nn.Linear with weight W + (alpha / r) B A
+    -> the model (changed in place), a plain TinyAgent with all parameters trainable again."""
+    for block in model.blocks:
+        for name, child in list(block.named_children()):
+            if isinstance(child, LoRALinear):
+                merged = nn.Linear(child.base.in_features, child.base.out_features,
+                                   bias=child.base.bias is not None)
+                with torch.no_grad():
+                    merged.weight.copy_(child.base.weight + child.delta())
+                    if child.base.bias is not None:
+                        merged.bias.copy_(child.base.bias)
+                setattr(block, name, merged)
+    return model.requires_grad_(True)

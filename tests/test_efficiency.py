@@ -1,11 +1,13 @@
-"""Chapter 14: length buckets, packing, the packed forward pass, and gradient accumulation.
+"""Chapter 14: length buckets, packing, the packed forward pass, gradient accumulation, LoRA.
 
 Every saved function is checked against an independent computation made here: buckets and
 packings against their definitions written as loops, packed log-probabilities against each
 trajectory run through TinyAgent on its own, micro-batch loss shares against the batch loss
-written out sequence by sequence, and accumulated gradients against the gradient of that loss
-computed in one piece. Trajectories are synthetic (random tokens and action masks of chosen
-lengths); the model is a small random TinyAgent.
+written out sequence by sequence, accumulated gradients against the gradient of that loss
+computed in one piece, and LoRA adapters against the base model, W x + (alpha / r) B A x
+written out, a parameter count by hand and the one-at-a-time rollout. Trajectories are
+synthetic (random tokens and action masks of chosen lengths); the model is a small random
+TinyAgent.
 """
 
 from __future__ import annotations
@@ -269,3 +271,94 @@ def test_fast_grpo_step_matches_one_epoch_of_grpo_step(rewards):
     gap = max((a - b).abs().max().item() for a, b in zip(slow.parameters(), fast.parameters()))
     assert moved > 1e-3 and gap < 1e-5
     assert isinstance(loss, float) and norm > 0
+
+
+# ---- LoRA: LoRALinear, add_lora, merge_lora -------------------------------------------------
+
+def adapted_agent(rank, seed=0, moved=True):
+    """A tiny TinyAgent with LoRA adapters; moved=True gives every B random values (as if
+    trained)."""
+    model = tiny_agent(seed)
+    trainable = arl.add_lora(model, rank)
+    if moved:
+        gen = torch.Generator().manual_seed(seed + 100)
+        with torch.no_grad():
+            for block in model.blocks:
+                for name in ("qkv", "proj", "up", "down"):
+                    getattr(block, name).B.normal_(std=0.05, generator=gen)
+    return model, trainable
+
+
+def test_lora_at_init_computes_the_base_model_exactly():
+    ids = torch.randint(3, 101, (3, 23), generator=torch.Generator().manual_seed(1))
+    base_logits = tiny_agent()(ids)[0]
+    model, _ = adapted_agent(4, moved=False)
+    assert torch.equal(model(ids)[0], base_logits)
+
+
+@pytest.mark.parametrize("rank", [1, 4, 16])
+def test_lora_trainable_count_by_hand(rank):
+    model, trainable = adapted_agent(rank, moved=False)
+    d, hidden = 32, 4 * 32                                 # tiny_agent: d_model 32, mlp_mult 4
+    per_block = (d + 3 * d) + (d + d) + (d + hidden) + (hidden + d)   # in + out of each linear
+    assert sum(p.numel() for p in trainable) == 2 * rank * per_block    # two blocks
+    assert {id(p) for p in model.parameters() if p.requires_grad} == {id(p) for p in trainable}
+    a, b = model.blocks[0].up.A, model.blocks[0].up.B
+    assert a.shape == (rank, d) and b.shape == (hidden, rank) and not b.any()
+
+
+def test_lora_forward_is_w_x_plus_scaled_b_a_x():
+    base = torch.nn.Linear(6, 5, bias=False)
+    layer = arl.LoRALinear(base, 2, alpha=3.0, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        layer.B.normal_(generator=torch.Generator().manual_seed(1))
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(2))
+    by_hand = x @ base.weight.T + (3.0 / 2) * (x @ layer.A.T) @ layer.B.T
+    assert torch.allclose(layer(x), by_hand, atol=1e-6)
+    assert layer.A.abs().max() <= 1 / 6 ** 0.5
+
+
+def test_only_the_adapters_get_gradients():
+    model, trainable = adapted_agent(2)
+    ids = torch.randint(3, 101, (2, 15), generator=torch.Generator().manual_seed(3))
+    model(ids)[0].logsumexp(-1).mean().backward()
+    adapters = {id(p) for p in trainable}
+    for name, p in model.named_parameters():
+        if id(p) in adapters:
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+        else:
+            assert p.grad is None, name
+
+
+def test_merge_gives_plain_linears_with_the_adapted_function():
+    model, _ = adapted_agent(4)
+    ids = torch.randint(3, 101, (3, 19), generator=torch.Generator().manual_seed(4))
+    adapted = model(ids)[0].detach()
+    up = model.blocks[1].up
+    expected = up.base.weight + (up.alpha / up.rank) * up.B @ up.A           # [out, in]
+    arl.merge_lora(model)
+    assert all(type(getattr(b, n)) is torch.nn.Linear
+               for b in model.blocks for n in ("qkv", "proj", "up", "down"))
+    assert torch.allclose(model.blocks[1].up.weight, expected.detach(), atol=1e-7)
+    assert torch.allclose(model(ids)[0], adapted, atol=1e-5)
+    assert all(p.requires_grad for p in model.parameters())
+    assert model.head.weight is model.embed.weight                          # still tied
+
+
+def test_rollout_batch_with_an_adapted_model_equals_rollout():
+    tok = arl.CharTokenizer()
+    train = [t for t in arl.make_tasks(seed=0) if t.split == "train"]
+    env = arl.BugFixEnv(cache={})
+    model = arl.TinyAgent(vocab_size=tok.vocab_size, seed=0).eval()
+    arl.add_lora(model, 4)
+    with torch.no_grad():                                   # move B so the adapters matter
+        for block in model.blocks:
+            block.qkv.B.normal_(std=0.05, generator=torch.Generator().manual_seed(5))
+    tasks = train[:4]
+    seeds = [random.Random(i).randrange(2 ** 31) for i in range(4)]
+    one = [arl.rollout(model, env, t, tok, seed=s, max_turns=2) for t, s in zip(tasks, seeds)]
+    batched = arl.rollout_batch(model, env, tasks, tok, seeds, max_turns=2)
+    for a, b in zip(one, batched):
+        assert torch.equal(a.ids, b.ids) and torch.equal(a.action_mask, b.action_mask)
+        assert (a.text, a.reward) == (b.text, b.reward)
+        assert (a.logp - b.logp).abs().max().item() < 1e-5

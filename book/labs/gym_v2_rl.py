@@ -30,6 +30,14 @@ Where RL trains (--train-on):
                   training tasks: does keeping the trained placements in the batch keep RL
                   from costing the unseen ones?
 
+LoRA (--lora-rank R): `agentrl.add_lora` wraps every block's qkv, proj, up and down in a
+LoRALinear of rank R before the optimiser is built, and Adam updates only the adapters (A, B);
+the embedding, tied to the output head, and the norms stay frozen. --lora-alpha defaults to
+agentrl.LORA_ALPHA (32) at every rank: the update is scaled by alpha / R, which keeps the rate at
+which Adam moves the function about the same across ranks, so one learning rate serves them all
+("LoRA Without Regret", Thinking Machines Lab 2025). The adapters are merged into the weights
+(`agentrl.merge_lora`) after training, so the checkpoint and the evaluation are a plain TinyAgent.
+
 After every EVAL_EVERY updates it prints the held-out expert-path probability (one
 teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
 (SAMPLES episodes per task, the warm start's evaluation seeds), greedy and pass@k, and
@@ -40,6 +48,10 @@ and at its best temperature. Results: results/gym_v2_rl_TAG.json (--save: the po
 Run from the repository root, one at a time (single-threaded, seeded):
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm WARM \
         --method rloo --lr 1e-4 --updates 100 --seed 0 --tag rloo_s0
+The LoRA runs of Chapter 14 (section 14.6), one at a time, R in 1 4 16, LR as in their tags:
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm hint_recovery_3000 \
+        --train-on heldout-groups --method rloo --updates 100 --lr LR --seed 0 \
+        --lora-rank R --tag hg_lora_rR_lrLR
 """
 
 import argparse
@@ -133,6 +145,10 @@ def main():
     parser.add_argument('--train-on', choices=('train', 'heldout-groups', 'mixed'), default='train',
                         help='train: the warm start\'s own training tasks; heldout-groups: '
                              'unseen variants of half the held-out groups (see rl_groups)')
+    parser.add_argument('--lora-rank', type=int, default=0,
+                        help='train rank-R LoRA adapters of the block linears only (0: all)')
+    parser.add_argument('--lora-alpha', type=float, default=None,
+                        help='LoRA scale alpha / rank (default agentrl.LORA_ALPHA at every rank)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -155,7 +171,17 @@ def main():
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
     checkpoint = where / f'gym_v2_rl_{args.tag}.pt'
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.lora_rank:
+        trainable = arl.add_lora(model, args.lora_rank, args.lora_alpha)
+        lora = {'rank': args.lora_rank,
+                'alpha': arl.LORA_ALPHA if args.lora_alpha is None else args.lora_alpha,
+                'trainable_params': sum(p.numel() for p in trainable),
+                'total_params': sum(p.numel() for p in model.parameters())}
+        print(f'LoRA rank {lora["rank"]}, alpha {lora["alpha"]:g}: {lora["trainable_params"]}'
+              f' trainable of {lora["total_params"]} parameters', flush=True)
+    else:
+        trainable, lora = list(model.parameters()), None
+    opt = torch.optim.Adam(trainable, lr=args.lr)
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
@@ -194,6 +220,8 @@ def main():
                       f', heldout expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)',
                       flush=True)
         rl_seconds = time.time() - t_rl
+        if lora:
+            arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
         torch.save({'state_dict': model.state_dict(), 'model_config': state['model_config']},
                    checkpoint)      # before evaluation, so a failure there loses no training
         t0 = time.time()
@@ -235,8 +263,8 @@ def main():
         'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
         'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
         'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
-        'heldout_expert_path_curve': curve, 'rl_groups_expert_path_curve': rl_curve, 'log': log, 'metrics': metrics,
-        'versus_control': versus,
+        'heldout_expert_path_curve': curve, 'rl_groups_expert_path_curve': rl_curve,
+        'log': log, 'metrics': metrics, 'versus_control': versus, 'lora': lora,
         'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0),
     }
     write_record(f'gym_v2_rl_{args.tag}', record, start)
