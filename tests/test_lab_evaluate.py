@@ -132,3 +132,33 @@ def test_rl_groups_are_half_the_heldout_groups_and_restrict_cuts_by_position():
     result = {'t1': {'rate': 0.5, 'per_task': [1.0, 0.0, 0.5, 0.5]}, 'control_temperature': 't1'}
     cut = gym_v2_rl.restrict(result, [0, 2])
     assert cut == {'t1': {'rate': 0.75, 'per_task': [1.0, 0.5]}}
+
+
+def test_split_heldout_partitions_an_evaluation_by_placement():
+    import gym_v2_rl
+    held = [gym_v2.VariantTask(id=i, func='f', kind='k', line=line, code='', solution='', fix='',
+                               visible=(), hidden=(), split='heldout', template='t')
+            for i, line in enumerate((1, 2, 1, 3))]
+    result = {'t1': {'rate': 0.5, 'per_task': [1.0, 0.0, 0.5, 0.5]}, 'control_temperature': 't1'}
+    halves = gym_v2_rl.split_heldout(result, held, {('t', 1, 'k')})
+    assert halves == {'rl_groups': {'t1': {'rate': 0.75, 'per_task': [1.0, 0.5]}},
+                      'heldout': {'t1': {'rate': 0.25, 'per_task': [0.0, 0.5]}}}
+    assert gym_v2.task_group(held[3]) == ('t', 3, 'k')
+
+
+def test_seeds_averaged_by_hand():
+    runs = [{'s': {'t1': {'per_task': [1.0, 0.0, 0.5]}}},
+            {'s': {'t1': {'per_task': [0.0, 0.0, 1.0]}}}]
+    assert ev.seeds_averaged(runs, 's', 't1') == [0.5, 0.0, 0.75]
+
+
+def test_template_name_and_load_agent(tmp_path):
+    import gym_v2_rl
+    assert [gym_v2.template_name(t) for t in arl.TEMPLATES[:1]] == ['clamp']
+    config = dict(d_model=16, n_layers=1, n_heads=2, seed=3)
+    model = arl.TinyAgent(**config)
+    torch.save({'state_dict': model.state_dict(), 'model_config': config}, tmp_path / 'a.pt')
+    loaded, loaded_config = gym_v2_rl.load_agent(tmp_path / 'a.pt')
+    ids = torch.tensor([[1, 5, 7]])
+    assert loaded_config == config and not loaded.training
+    assert torch.equal(loaded(ids)[0], model(ids)[0])

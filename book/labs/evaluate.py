@@ -27,6 +27,8 @@ Lab-specific, defined here:
   edit_stats          where the first edit of each episode went (right line, applied or not)
   evaluate            every split at every temperature, greedy, and the expert-path probability,
                       printed as it goes
+  seeds_averaged      the per-task rates of several training seeds' evaluations, averaged
+                      (to be paired by task against one control)
 
 Tests: tests/test_policy_gradient.py (the saved functions), tests/test_lab_evaluate.py.
 """
@@ -75,3 +77,10 @@ def evaluate(model, env, splits, tokenizer, samples=8, temperatures=(1.0,), seed
               flush=True)
         result[split] = res
     return result
+
+
+def seeds_averaged(results, split, key):
+    """Per-task rates of `split` at `key` ('t1', 'greedy', ...) averaged over several
+    evaluate() results of the same tasks (one per training seed)."""
+    rates = [r[split][key]['per_task'] for r in results]
+    return [sum(x) / len(rates) for x in zip(*rates)]

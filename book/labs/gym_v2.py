@@ -301,7 +301,7 @@ def variant_rows(template, seed, variant, n_hidden=12, vary_constants=True):
     Mirrors the saved make_tasks for one template source; the tests are drawn per variant."""
     spec, pre, hand, src = template
     src = src.lstrip('\n')
-    name = src[4:src.index('(')]
+    name = template_name(template)
     params = [a.arg for a in ast.parse(src).body[0].args.args]
     rng = random.Random(f'{seed}:{name}:{variant}')
     code_src, mapping = make_variant(src, rng, vary_constants)
@@ -332,8 +332,20 @@ def variant_rows(template, seed, variant, n_hidden=12, vary_constants=True):
     return rows
 
 
+def template_name(template):
+    """The function name a template's reference source defines, e.g. 'clamp'."""
+    src = template[3].lstrip('\n')
+    return src[4:src.index('(')]
+
+
 def group_key(row):
+    """The (template, line, kind) group of a task's fields (a dict row of variant_rows)."""
     return row['template'], row['line'], row['kind']
+
+
+def task_group(task):
+    """The (template, line, kind) group of a VariantTask: its bug placement."""
+    return task.template, task.line, task.kind
 
 
 def make_v2_tasks(seed=0, train_variants=TRAIN_VARIANTS, eval_variants=2, vary_constants=True,
@@ -342,11 +354,10 @@ def make_v2_tasks(seed=0, train_variants=TRAIN_VARIANTS, eval_variants=2, vary_c
     heldout, stretch). Variants 0..train_variants-1 are trained on; the next eval_variants
     are used only for evaluation. Every task is checked with the saved `validate_task` on
     the sandbox (through env.run, so its cache can be shared with episodes)."""
-    by_template = {}
-    for template in TEMPLATES:
-        name = template[3].lstrip('\n')[4:template[3].lstrip('\n').index('(')]
-        by_template[name] = [variant_rows(template, seed, v, vary_constants=vary_constants)
-                             for v in range(train_variants + eval_variants)]
+    by_template = {template_name(template): [variant_rows(template, seed, v,
+                                                           vary_constants=vary_constants)
+                                              for v in range(train_variants + eval_variants)]
+                   for template in TEMPLATES}
     seen_groups = sorted({group_key(r) for name, variants in by_template.items()
                           if name not in STRETCH_FUNCS for rows in variants for r in rows})
     held = set(random.Random(seed + 1).sample(seen_groups,
@@ -386,7 +397,7 @@ def group_tasks(groups, variants, split, first_id, seed=0, env=None):
     make_v2_tasks drops the trained variants of held-out groups; this makes them, e.g. as a
     second training set for RL whose groups the warm start never saw."""
     env = env or arl.BugFixEnv(cache={})
-    by_name = {t[3].lstrip('\n')[4:t[3].lstrip('\n').index('(')]: t for t in TEMPLATES}
+    by_name = {template_name(t): t for t in TEMPLATES}
     tasks = []
     for name in sorted({g[0] for g in groups}):
         for v in variants:
@@ -404,7 +415,7 @@ def one_per_group(tasks, split, n, seed=0):
     random.Random(f'{seed}:{split}').shuffle(pool)
     picked, groups = [], set()
     for t in pool:
-        key = (t.template, t.line, t.kind)
+        key = task_group(t)
         if key not in groups:
             groups.add(key)
             picked.append(t)
@@ -450,7 +461,7 @@ def main():
     tasks = make_v2_tasks()
     splits = ('train', 'rename', 'heldout', 'stretch')
     counts = {s: sum(t.split == s for t in tasks) for s in splits}
-    groups = {s: len({(t.template, t.line, t.kind) for t in tasks if t.split == s}) for s in counts}
+    groups = {s: len({task_group(t) for t in tasks if t.split == s}) for s in counts}
     print('templates', len(TEMPLATES), 'tasks per split', counts, 'groups per split', groups)
     task = next(t for t in tasks if t.split == 'heldout')
     env = HintedBugFixEnv(hint=True, cache={})

@@ -87,7 +87,7 @@ def rl_groups(tasks):
     """Half of the held-out (template, line, kind) groups, drawn once: --train-on heldout-groups
     trains RL on their variants 0..7 (which the warm start never saw) and keeps the other half
     as the held-out split; the warm start's evaluations of both halves are in its record."""
-    groups = sorted({(t.template, t.line, t.kind) for t in tasks if t.split == 'heldout'})
+    groups = sorted({gym_v2.task_group(t) for t in tasks if t.split == 'heldout'})
     return set(random.Random(RL_GROUP_SEED).sample(groups, len(groups) // 2))
 
 
@@ -99,6 +99,22 @@ def restrict(result, keep):
             per_task = [res['per_task'][i] for i in keep]
             out[key] = {'rate': sum(per_task) / len(per_task), 'per_task': per_task}
     return out
+
+
+def split_heldout(result, held, placements):
+    """An evaluation of the held-out tasks `held` (in order) -> {'rl_groups': its part on RL's
+    placements, 'heldout': its part on the others}, each cut by `restrict`."""
+    inside = [gym_v2.task_group(t) in placements for t in held]
+    return {name: restrict(result, [i for i, x in enumerate(inside) if x == on_rl])
+            for name, on_rl in (('rl_groups', True), ('heldout', False))}
+
+
+def load_agent(path):
+    """A checkpoint {'state_dict', 'model_config'} -> (TinyAgent in eval mode, its config)."""
+    state = torch.load(path, weights_only=True)
+    model = arl.TinyAgent(**state['model_config'])
+    model.load_state_dict(state['state_dict'])
+    return model.eval(), state['model_config']
 
 
 def advantages(rewards, method):
@@ -159,10 +175,7 @@ def main():
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    state = torch.load(RESULTS / f'gym_v2_{args.warm}.pt', weights_only=True)
-    model = arl.TinyAgent(**state['model_config'])
-    model.load_state_dict(state['state_dict'])
-    model.eval()
+    model, config = load_agent(RESULTS / f'gym_v2_{args.warm}.pt')
     by_id = {t.id: t for t in tasks}
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
@@ -190,7 +203,7 @@ def main():
             train = gym_v2.group_tasks(placements, range(gym_v2.TRAIN_VARIANTS), 'rl',
                                        first_id=len(tasks), env=env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups', flush=True)
-        unseen = [t for t in splits['heldout'] if (t.template, t.line, t.kind) not in placements]
+        unseen = [t for t in splits['heldout'] if gym_v2.task_group(t) not in placements]
         seen_by_rl = [t for t in splits['heldout'] if t not in unseen]
         curve.append((0, mean_expert_prob(model, env, unseen, tok)))
         if seen_by_rl:
@@ -222,7 +235,7 @@ def main():
         rl_seconds = time.time() - t_rl
         if lora:
             arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
-        torch.save({'state_dict': model.state_dict(), 'model_config': state['model_config']},
+        torch.save({'state_dict': model.state_dict(), 'model_config': config},
                    checkpoint)      # before evaluation, so a failure there loses no training
         t0 = time.time()
         metrics = ev.evaluate(model, env, {s: splits[s] for s in ('heldout', 'stretch')}, tok,
@@ -232,22 +245,19 @@ def main():
     mode = 'hint' if hint else 'plain'
     control = dict(warm['metrics'][mode])
     if placements:  # the held-out evaluation splits into RL's own groups and the unseen rest
-        held = [by_id[i] for i in warm['eval_task_ids']['heldout']]
-        inside = [i for i, t in enumerate(held) if (t.template, t.line, t.kind) in placements]
-        outside = [i for i in range(len(held)) if i not in inside]
-        full = metrics['heldout'], control['heldout']
-        for name, keep in (('rl_groups', inside), ('heldout', outside)):
-            metrics[name], control[name] = restrict(full[0], keep), restrict(full[1], keep)
+        metrics.update(split_heldout(metrics['heldout'], splits['heldout'], placements))
+        control.update(split_heldout(control['heldout'], splits['heldout'], placements))
     versus = {}
     for s in ('heldout', 'stretch') + (('rl_groups',) if placements else ()):
         versus[s] = ev.versus_control(metrics, control, s)
         diff, se = ev.paired(metrics[s]['t1']['per_task'], control[s]['t1']['per_task'])
         same_t = f't{EXTRA_T:g}'
         diff_t, se_t = ev.paired(metrics[s][same_t]['per_task'], control[s][same_t]['per_task'])
+        control_rates = control[s][versus[s]['control_temperature']]['per_task']
         versus[s].update(minus_warm_t1=diff, minus_warm_t1_stderr=se,
                          tasks=len(control[s]['t1']['per_task']),
                          at_extra_t_minus_control=ev.paired(metrics[s][same_t]['per_task'],
-                                                            ev.sharpening_control(control, s)[1]),
+                                                            control_rates),
                          at_extra_t_minus_warm_same_t=(diff_t, se_t))
         print(f'  {s} ({versus[s]["tasks"]} tasks): trained T=1 minus control (warm start at'
               f' {versus[s]["control_temperature"]}) {versus[s]["difference"]:+.3f} +-'
@@ -258,7 +268,8 @@ def main():
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
         'method': args.method, 'train_on': args.train_on,
-        'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr, 'updates': args.updates,
+        'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr,
+        'updates': args.updates,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
         'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
         'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,

@@ -18,6 +18,7 @@ policy was also sampled at T=0.5:
         hg_rloo_lr3e-4,hg_rloo_lr3e-4_s1,hg_rloo_lr3e-4_s2
 """
 
+import functools
 import json
 import pathlib
 import sys
@@ -40,22 +41,25 @@ def greedy_gain(run, split):
                      warm['metrics'][mode][split]['greedy']['per_task'])
 
 
+@functools.cache
+def heldout_tasks(warm_tag):
+    """The warm start's held-out evaluation tasks, in the order of its per-task lists."""
+    from gym_v2_warm_start import load_tasks
+    warm = json.loads((RESULTS / f'gym_v2_{warm_tag}.json').read_text())
+    by_id = {t.id: t for t in load_tasks()[0]}
+    return tuple(by_id[i] for i in warm['eval_task_ids']['heldout'])
+
+
 def warm_split(run, split):
     """The warm start's evaluation of a split as the run saw it (rl_groups / heldout cut from
-    the warm start's 63 held-out tasks by the same positions the lab used)."""
+    the warm start's held-out tasks by `gym_v2_rl.split_heldout`, as the lab cut them)."""
     import gym_v2_rl
-    from gym_v2_warm_start import load_tasks
     warm = json.loads((RESULTS / f"gym_v2_{run['warm']}.json").read_text())
     full = warm['metrics']['hint' if run['hint'] else 'plain']
     if split == 'stretch':
         return full[split]
-    tasks, _ = load_tasks()
-    by_id = {t.id: t for t in tasks}
     placements = {tuple(g) for g in run['rl_groups']}
-    held = [by_id[i] for i in warm['eval_task_ids']['heldout']]
-    inside = [(t.template, t.line, t.kind) in placements for t in held]
-    keep = [i for i, x in enumerate(inside) if x == (split == 'rl_groups')]
-    return gym_v2_rl.restrict(full['heldout'], keep)
+    return gym_v2_rl.split_heldout(full['heldout'], heldout_tasks(run['warm']), placements)[split]
 
 
 def pass_at(per_task, n, k):
@@ -96,8 +100,7 @@ def placements_table(groups):
                 cells = []
                 for key, versus in (('t1', 'warm t1'), ('t1', 'control'), ('t0.5', 'control'),
                                     ('greedy', 'warm greedy')):
-                    mean_rates = [sum(x) / len(runs) for x in
-                                  zip(*(r['metrics'][split][key]['per_task'] for r in runs))]
+                    mean_rates = ev.seeds_averaged([r['metrics'] for r in runs], split, key)
                     w = warm_split(runs[0], split)
                     base = (ev.sharpening_control({split: w}, split)[1] if versus == 'control'
                             else w[versus.split()[1]]['per_task'])
