@@ -804,44 +804,61 @@ def _fix_patch(bad_line, row, start, bad, good, toks):
     return f'sub {row} {bad}|{good}'
 
 
+def template_name(template):
+    """The name of the function a template defines, e.g. 'clamp'."""
+    src = template[3].lstrip('\n')
+    return src[4:src.index('(')]
+
+
+def template_rows(template, rng, n_hidden=12, vary=None):
+    """Every bug of one template that some hidden test sees, as dicts of Task fields.
+
+    vary(src, rng) -> (new src, {old name: new name}) rewrites the template before its tests
+    are drawn (Section 4.8 renames it); without it the template is used as written."""
+    spec, pre, hand, src = template
+    src = src.lstrip('\n')
+    name = template_name(template)
+    params = [a.arg for a in ast.parse(src).body[0].args.args]
+    code_src, names = vary(src, rng) if vary else (src, {name: name})
+    cases = list(hand)
+    for _ in range(500):                           # random cases that meet the precondition
+        if len(cases) == n_hidden:
+            break
+        vals = [_arg_value(ch, rng) for ch in spec]
+        arg = ', '.join(map(repr, vals))
+        if arg not in cases and (not pre or eval(pre, dict(zip(params, vals)))):
+            cases.append(arg)
+    args = [ast.literal_eval(f'({a},)') for a in cases]
+    calls = [f'{names[name]}({a})' for a in cases]
+    reference = _load_function(code_src)
+    want = [_call_outcome(reference, a) for a in args]
+    lines = code_src.splitlines()
+    toks = list(tokenize.generate_tokens(io.StringIO(code_src).readline))
+    seen, rows = set(), []
+    for kind, row, c0, c1, new in bug_mutations(code_src):
+        bad_line = lines[row - 1][:c0] + new + lines[row - 1][c1:]
+        code = '\n'.join(lines[:row - 1] + [bad_line] + lines[row:]) + '\n'
+        if code in seen:
+            continue
+        seen.add(code)
+        mutant = _load_function(code)
+        got = [_call_outcome(mutant, a) for a in args]
+        fails = [g != w for g, w in zip(got, want)]
+        if not any(fails):
+            continue                               # no test can see this bug: drop it
+        keep = [fails.index(True)] + [j for j, f in enumerate(fails) if not f][:2]
+        rows.append(dict(
+            func=names[name], kind=kind, line=row, code=code, solution=code_src,
+            fix=_fix_patch(bad_line, row, c0, new, lines[row - 1][c0:c1], toks),
+            visible=tuple((calls[j], want[j]) for j in sorted(keep)),
+            hidden=tuple(zip(calls, want))))
+    return rows
+
+
 def make_tasks(seed=0, n_hidden=12):
     """All valid tasks: every template x every bug that some hidden test can see."""
-    rows = []
-    for spec, pre, hand, src in TEMPLATES:
-        src = src.lstrip('\n')
-        name, lines = src[4:src.index('(')], src.splitlines()
-        params = [a.arg for a in ast.parse(src).body[0].args.args]
-        rng, cases = random.Random(f'{seed}:{name}'), list(hand)
-        for _ in range(500):                       # random cases that meet the precondition
-            if len(cases) == n_hidden:
-                break
-            vals = [_arg_value(ch, rng) for ch in spec]
-            arg = ', '.join(map(repr, vals))
-            if arg not in cases and (not pre or eval(pre, dict(zip(params, vals)))):
-                cases.append(arg)
-        args = [ast.literal_eval(f'({a},)') for a in cases]
-        calls = [f'{name}({a})' for a in cases]
-        reference = _load_function(src)
-        want = [_call_outcome(reference, a) for a in args]
-        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
-        seen = set()
-        for kind, row, c0, c1, new in bug_mutations(src):
-            bad_line = lines[row - 1][:c0] + new + lines[row - 1][c1:]
-            code = '\n'.join(lines[:row - 1] + [bad_line] + lines[row:]) + '\n'
-            if code in seen:
-                continue
-            seen.add(code)
-            mutant = _load_function(code)
-            got = [_call_outcome(mutant, a) for a in args]
-            fails = [g != w for g, w in zip(got, want)]
-            if not any(fails):
-                continue                           # no test can see this bug: drop it
-            keep = [fails.index(True)] + [j for j, f in enumerate(fails) if not f][:2]
-            rows.append(dict(
-                func=name, kind=kind, line=row, code=code, solution=src,
-                fix=_fix_patch(bad_line, row, c0, new, lines[row - 1][c0:c1], toks),
-                visible=tuple((calls[j], want[j]) for j in sorted(keep)),
-                hidden=tuple(zip(calls, want))))
+    rows = [r for template in TEMPLATES for r in template_rows(
+        template, random.Random(f'{seed}:{template_name(template)}'), n_hidden)]
     first = [r for r in rows if r['func'] == 'clamp' and r['fix'] == 'sub 2 hi|lo']
     rest = [r for r in rows if r is not first[0]]
     random.Random(seed).shuffle(rest)
