@@ -1548,7 +1548,7 @@ def run_episode(env, task, policy):
 # ---- saved in 04-environments-and-tools.md ----
 import builtins
 
-# Never a fresh name: keywords, soft keywords and builtins (a renamed `len` would shadow it).
+# Never a fresh name: keywords, soft keywords and builtins (a local named `len` would shadow it).
 _TAKEN = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 
 
@@ -1894,7 +1894,8 @@ def wrong_line_patch(task):
 def recovery_policy(task, history):
     """The expert with one mistake: read, test, a non-applying edit, the right edit, submit."""
     wrong = wrong_line_patch(task)
-    plan = ('read', 'test') + ((f'edit {wrong}',) if wrong else ()) + (f'edit {task.fix}', 'submit')
+    mistake = (f'edit {wrong}',) if wrong else ()
+    plan = ('read', 'test') + mistake + (f'edit {task.fix}', 'submit')
     return f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
 
 
