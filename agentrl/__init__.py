@@ -804,44 +804,65 @@ def _fix_patch(bad_line, row, start, bad, good, toks):
     return f'sub {row} {bad}|{good}'
 
 
+def template_name(template):
+    """The name of the function a template defines, e.g. 'clamp'."""
+    src = template[3].lstrip('\n')
+    return src[4:src.index('(')]
+
+
+def template_rows(template, rng, n_hidden=12, vary=None):
+    """Every bug of one template that some hidden test sees, as dicts of Task fields.
+
+    vary(src, rng) -> (new src, {old name: new name}) rewrites the template before its tests
+    are drawn (Section 4.8 renames it); without it the template is used as written."""
+    spec, pre, hand, src = template
+    src = src.lstrip('\n')
+    try:
+        fn = ast.parse(src).body[0]
+    except SyntaxError as e:
+        raise ValueError(f'template {src.splitlines()[0]!r} does not parse: {e.msg}, '
+                         f'line {e.lineno}') from None
+    name, params = template_name(template), [a.arg for a in fn.args.args]
+    code_src, names = vary(src, rng) if vary else (src, {name: name})
+    cases = list(hand)
+    for _ in range(500):                           # random cases that meet the precondition
+        if len(cases) == n_hidden:
+            break
+        vals = [_arg_value(ch, rng) for ch in spec]
+        arg = ', '.join(map(repr, vals))
+        if arg not in cases and (not pre or eval(pre, dict(zip(params, vals)))):
+            cases.append(arg)
+    args = [ast.literal_eval(f'({a},)') for a in cases]
+    calls = [f'{names[name]}({a})' for a in cases]
+    reference = _load_function(code_src)
+    want = [_call_outcome(reference, a) for a in args]
+    lines = code_src.splitlines()
+    toks = list(tokenize.generate_tokens(io.StringIO(code_src).readline))
+    seen, rows = set(), []
+    for kind, row, c0, c1, new in bug_mutations(code_src):
+        bad_line = lines[row - 1][:c0] + new + lines[row - 1][c1:]
+        code = '\n'.join(lines[:row - 1] + [bad_line] + lines[row:]) + '\n'
+        if code in seen:
+            continue
+        seen.add(code)
+        mutant = _load_function(code)
+        got = [_call_outcome(mutant, a) for a in args]
+        fails = [g != w for g, w in zip(got, want)]
+        if not any(fails):
+            continue                               # no test can see this bug: drop it
+        keep = [fails.index(True)] + [j for j, f in enumerate(fails) if not f][:2]
+        rows.append(dict(
+            func=names[name], kind=kind, line=row, code=code, solution=code_src,
+            fix=_fix_patch(bad_line, row, c0, new, lines[row - 1][c0:c1], toks),
+            visible=tuple((calls[j], want[j]) for j in sorted(keep)),
+            hidden=tuple(zip(calls, want))))
+    return rows
+
+
 def make_tasks(seed=0, n_hidden=12):
     """All valid tasks: every template x every bug that some hidden test can see."""
-    rows = []
-    for spec, pre, hand, src in TEMPLATES:
-        src = src.lstrip('\n')
-        name, lines = src[4:src.index('(')], src.splitlines()
-        params = [a.arg for a in ast.parse(src).body[0].args.args]
-        rng, cases = random.Random(f'{seed}:{name}'), list(hand)
-        for _ in range(500):                       # random cases that meet the precondition
-            if len(cases) == n_hidden:
-                break
-            vals = [_arg_value(ch, rng) for ch in spec]
-            arg = ', '.join(map(repr, vals))
-            if arg not in cases and (not pre or eval(pre, dict(zip(params, vals)))):
-                cases.append(arg)
-        args = [ast.literal_eval(f'({a},)') for a in cases]
-        calls = [f'{name}({a})' for a in cases]
-        reference = _load_function(src)
-        want = [_call_outcome(reference, a) for a in args]
-        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
-        seen = set()
-        for kind, row, c0, c1, new in bug_mutations(src):
-            bad_line = lines[row - 1][:c0] + new + lines[row - 1][c1:]
-            code = '\n'.join(lines[:row - 1] + [bad_line] + lines[row:]) + '\n'
-            if code in seen:
-                continue
-            seen.add(code)
-            mutant = _load_function(code)
-            got = [_call_outcome(mutant, a) for a in args]
-            fails = [g != w for g, w in zip(got, want)]
-            if not any(fails):
-                continue                           # no test can see this bug: drop it
-            keep = [fails.index(True)] + [j for j, f in enumerate(fails) if not f][:2]
-            rows.append(dict(
-                func=name, kind=kind, line=row, code=code, solution=src,
-                fix=_fix_patch(bad_line, row, c0, new, lines[row - 1][c0:c1], toks),
-                visible=tuple((calls[j], want[j]) for j in sorted(keep)),
-                hidden=tuple(zip(calls, want))))
+    rows = [r for template in TEMPLATES for r in template_rows(
+        template, random.Random(f'{seed}:{template_name(template)}'), n_hidden)]
     first = [r for r in rows if r['func'] == 'clamp' and r['fix'] == 'sub 2 hi|lo']
     rest = [r for r in rows if r is not first[0]]
     random.Random(seed).shuffle(rest)
@@ -1523,6 +1544,375 @@ def run_episode(env, task, policy):
         lines += [action, obs]
         total += reward
     return '\n'.join(lines), total, history
+
+# ---- saved in 04-environments-and-tools.md ----
+import builtins
+
+# Never a fresh name: keywords, soft keywords and builtins (a local named `len` would shadow it).
+_TAKEN = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class VariantTask(Task):
+    """A Task that remembers its origin; `func` is the variant's own function name."""
+    template: str = ''    # the template's function name, e.g. 'clamp'
+    variant: int = 0      # which draw of names and constants
+
+
+def _name_tokens(src):
+    """Every NAME token of src with a flag: True when it is an attribute (follows a '.')."""
+    toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    for i, tok in enumerate(toks):
+        if tok.type == tokenize.NAME:
+            yield tok, i > 0 and toks[i - 1].string == '.'
+
+
+def renamable(src):
+    """The names a renaming may change: the function's, its parameters', its locals'."""
+    fn = ast.parse(src).body[0]
+    stored = {n.id for n in ast.walk(fn)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return [fn.name] + sorted(({a.arg for a in fn.args.args} | stored) - {'_'})
+
+
+def fresh_names(count, avoid, rng):
+    """`count` distinct identifiers of 1-3 characters, none in `avoid` nor taken by Python."""
+    first, rest = 'abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxyz0123456789'
+    names = []
+    while len(names) < count:
+        n = rng.choice((1, 2, 2, 3))
+        name = rng.choice(first) + ''.join(rng.choice(rest) for _ in range(n - 1))
+        if name not in _TAKEN and name not in avoid and name not in names:
+            names.append(name)
+    return names
+
+# ---- saved in 04-environments-and-tools.md ----
+def rewrite(src, mapping, shift):
+    """src with its NAME tokens renamed by `mapping` (attributes left alone) and every integer
+    literal v replaced by shift(v). Token edits, so strings and comments cannot be touched."""
+    edits = [(tok.start, tok.end, mapping[tok.string]) for tok, is_attr in _name_tokens(src)
+             if not is_attr and tok.string in mapping]
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        new = str(shift(int(tok.string))) if tok.type == tokenize.NUMBER else tok.string
+        if new != tok.string:
+            edits.append((tok.start, tok.end, new))
+    lines = src.splitlines(keepends=True)
+    for (row, c0), (_, c1), new in sorted(edits, reverse=True):   # right to left
+        lines[row - 1] = lines[row - 1][:c0] + new + lines[row - 1][c1:]
+    return ''.join(lines)
+
+
+def make_variant(src, rng, vary_constants=True):
+    """One variant of a template's source -> (variant source, {old name: new name})."""
+    old = renamable(src)
+    others = {tok.string for tok, _ in _name_tokens(src)} - set(old)
+    mapping = dict(zip(old, fresh_names(len(old), others, rng)))
+    draws = {}
+
+    def shift(v):
+        if not vary_constants or v < 2:        # 0 and 1 carry structure (range starts, signs)
+            return v
+        return draws.setdefault(v, max(2, v + rng.choice((-1, 0, 1, 2))))
+
+    return rewrite(src, mapping, shift), mapping
+
+# ---- saved in 04-environments-and-tools.md ----
+def variant_rows(template, seed, variant, n_hidden=12, vary_constants=True):
+    """Every bug of one variant of a template that some hidden test sees, as dicts of
+    VariantTask fields; the tests are drawn for this variant, from its own reference."""
+    name = template_name(template)
+    rng = random.Random(f'{seed}:{name}:{variant}')
+    rows = template_rows(template, rng, n_hidden,
+                         vary=lambda src, r: make_variant(src, r, vary_constants))
+    return [dict(row, template=name, variant=variant) for row in rows]
+
+# ---- saved in 04-environments-and-tools.md ----
+# Twenty-six more templates in the same format; the last five of STRETCH_FUNCS are among them.
+EXTRA_TEMPLATES = (
+    ('ii', '', ('3, 5', '5, 3', '2, 2'), '''
+def max2(a, b):
+  if a > b: return a
+  return b
+'''),
+    ('L', '', ('[1, -2, 3]', '[]', '[-1]'), '''
+def sum_pos(xs):
+  t = 0
+  for x in xs:
+    if x > 0: t += x
+  return t
+'''),
+    ('Li', '', ('[1, 5, 2], 2', '[], 0', '[3], 3'), '''
+def count_gt(xs, k):
+  n = 0
+  for x in xs:
+    if x > k: n += 1
+  return n
+'''),
+    ('N', '', ('[3, 1, 2]', '[5]', '[1, 4, 4]'), '''
+def argmax(xs):
+  k = 0
+  for i in range(1, len(xs)):
+    if xs[i] > xs[k]: k = i
+  return k
+'''),
+    ('n', '', ('4', '0', '1'), '''
+def sum_sq(n):
+  s = 0
+  for i in range(1, n + 1):
+    s += i * i
+  return s
+'''),
+    ('L', '', ('[1, 2, 3]', '[]', '[4]'), '''
+def prod(xs):
+  p = 1
+  for x in xs:
+    p *= x
+  return p
+'''),
+    ('i', '', ('-3', '4', '0'), '''
+def absv(x):
+  if x < 0: return -x
+  return x
+'''),
+    ('Li', '', ('[1, 2, 3], 2', '[], 1', '[4, 4], 4'), '''
+def find(xs, v):
+  for i in range(len(xs)):
+    if xs[i] == v: return i
+  return -1
+'''),
+    ('L', '', ('[1, 2, 3, 4]', '[]', '[5]'), '''
+def odd_cnt(xs):
+  n = 0
+  for x in xs:
+    if x % 2 == 1: n += 1
+  return n
+'''),
+    ('iii', '', ('1, 2, 3', '3, 2, 1', '2, 3, 1'), '''
+def max3(a, b, c):
+  m = a
+  if b > m: m = b
+  if c > m: m = c
+  return m
+'''),
+    ('n', '', ('5', '0', '1', '2'), '''
+def fib(n):
+  a, b = 0, 1
+  for _ in range(n):
+    a, b = b, a + b
+  return a
+'''),
+    ('P', '', ('12', '7', '1'), '''
+def n_div(n):
+  c = 0
+  for d in range(1, n + 1):
+    if n % d == 0: c += 1
+  return c
+'''),
+    ('P', '', ('7', '9', '2', '1'), '''
+def is_prime(n):
+  if n < 2: return False
+  for d in range(2, n):
+    if n % d == 0: return False
+  return True
+'''),
+    ('L', '', ('[1, 3, 2]', '[]', '[2, 2]'), '''
+def n_rises(xs):
+  n = 0
+  for i in range(1, len(xs)):
+    if xs[i] > xs[i - 1]: n += 1
+  return n
+'''),
+    ('Ln', '', ('[1, 2, 3], 2', '[], 3', '[5], 0'), '''
+def take(xs, k):
+  out = []
+  for i in range(min(k, len(xs))):
+    out.append(xs[i])
+  return out
+'''),
+    ('s', '', ("'a b'", "''", "'aa'"), '''
+def n_space(s):
+  n = 0
+  for ch in s:
+    if ch == ' ': n += 1
+  return n
+'''),
+    ('sc', '', ("'abab', 'b'", "'', 'a'", "'b', 'a'"), '''
+def first_ch(s, c):
+  for i in range(len(s)):
+    if s[i] == c: return i
+  return -1
+'''),
+    ('n', '', ('5', '0', '3'), '''
+def tri(n):
+  return n * (n + 1) // 2
+'''),
+    ('ii', '', ('7, 3', '3, 7', '4, 4'), '''
+def sub_pos(a, b):
+  if a - b > 0: return a - b
+  return 0
+'''),
+    ('h', '', ('30', '5', '12', '10', '20'), '''
+def bucket(x):
+  if x < 10: return 0
+  if x < 20: return 1
+  return 2
+'''),
+    ('L', '', ('[3, -1, 2]', '[]', '[-2]'), '''
+def clip0(xs):
+  out = []
+  for x in xs:
+    if x < 0: out.append(0)
+    else: out.append(x)
+  return out
+'''),
+    ('in', '', ('3, 4', '-2, 0', '5, 1'), '''
+def rep_add(x, k):
+  t = 0
+  for _ in range(k):
+    t += x
+  return t
+'''),
+    ('LL', 'len(a) == len(b)', ('[1, 2], [2, 1]', '[], []', '[3], [3]'), '''
+def n_less(a, b):
+  n = 0
+  for i in range(len(a)):
+    if a[i] < b[i]: n += 1
+  return n
+'''),
+    ('Y', '', ('1999', '2000', '2050', '2001'), '''
+def century(y):
+  return (y + 99) // 100
+'''),
+    ('ii', '', ('2, 3', '-1, 4', '5, 5'), '''
+def avg2(a, b):
+  return (a + b) // 2
+'''),
+    ('L', '', ('[1, 2, 3]', '[]', '[-1]'), '''
+def double(xs):
+  out = []
+  for x in xs:
+    out.append(2 * x)
+  return out
+'''),
+)
+VARIANT_TEMPLATES = TEMPLATES + EXTRA_TEMPLATES
+STRETCH_FUNCS = NOVEL_FUNCS + ('fib', 'is_prime', 'take', 'century', 'n_less')  # never trained
+TRAIN_VARIANTS = 8        # variants 0-7 of a template are the ones trained on
+HELDOUT_FRACTION = 0.2    # share of the seen templates' (line, kind) groups held out
+
+# ---- saved in 04-environments-and-tools.md ----
+def group_key(row):
+    """The (template, line, kind) group of a dict row of variant_rows: its bug's placement."""
+    return row['template'], row['line'], row['kind']
+
+
+def task_group(task):
+    """The (template, line, kind) group of a VariantTask."""
+    return task.template, task.line, task.kind
+
+
+def make_variant_tasks(seed=0, train_variants=TRAIN_VARIANTS, eval_variants=2,
+                       vary_constants=True, validate=True, env=None):
+    """Tasks of every split -> list of VariantTask with ids 0, 1, ... and `split` one of
+    train, rename, heldout, stretch. Variants 0..train_variants-1 are for training, the next
+    eval_variants only for evaluation. With `validate`, a task enters only if validate_task
+    accepts it, run through env.run (so a sandbox pool and a cache can be passed in)."""
+    by_template = {template_name(t): [variant_rows(t, seed, v, vary_constants=vary_constants)
+                                      for v in range(train_variants + eval_variants)]
+                   for t in VARIANT_TEMPLATES}
+    seen_groups = sorted({group_key(r) for name, variants in by_template.items()
+                          if name not in STRETCH_FUNCS for rows in variants for r in rows})
+    held = set(random.Random(seed + 1).sample(seen_groups,
+                                              int(len(seen_groups) * HELDOUT_FRACTION)))
+    # a group that only an evaluation variant's constants create was never trained on either
+    held |= set(seen_groups) - {group_key(r) for variants in by_template.values()
+                                for rows in variants[:train_variants] for r in rows}
+    rows = []
+    for name, variants in by_template.items():
+        for v, variant in enumerate(variants):
+            trained = v < train_variants
+            for r in variant:
+                if name in STRETCH_FUNCS:
+                    split = None if trained else 'stretch'
+                elif group_key(r) in held:
+                    split = None if trained else 'heldout'
+                else:
+                    split = 'train' if trained else 'rename'
+                if split:
+                    rows.append(dict(r, split=split))
+    env = env or BugFixEnv(cache={})
+    tasks = []
+    for r in rows:
+        task = VariantTask(id=len(tasks), **r)
+        if not validate or validate_task(task, run=env.run)[0]:
+            tasks.append(task)
+    return [VariantTask(**dict(t.__dict__, id=i)) for i, t in enumerate(tasks)]
+
+# ---- saved in 04-environments-and-tools.md ----
+def one_per_group(tasks, split, n, seed=0):
+    """Up to n tasks of one split, at most one per (template, line, kind) group, seeded."""
+    pool = [t for t in tasks if t.split == split]
+    random.Random(f'{seed}:{split}').shuffle(pool)
+    picked, groups = [], set()
+    for t in pool:
+        if task_group(t) not in groups:
+            groups.add(task_group(t))
+            picked.append(t)
+    return picked[:n]
+
+
+def group_tasks(groups, variants, split, first_id, seed=0, env=None):
+    """Validated tasks of the given (template, line, kind) groups under the given variants,
+    ids from first_id. make_variant_tasks drops the trained variants of held-out groups; this
+    builds them when they are wanted, e.g. to train on placements a policy never saw."""
+    env = env or BugFixEnv(cache={})
+    by_name = {template_name(t): t for t in VARIANT_TEMPLATES}
+    tasks = []
+    for name in sorted({g[0] for g in groups}):
+        for v in variants:
+            for r in variant_rows(by_name[name], seed, v):
+                if group_key(r) in groups:
+                    task = VariantTask(id=first_id + len(tasks), split=split, **r)
+                    if validate_task(task, run=env.run)[0]:
+                        tasks.append(task)
+    return tasks
+
+# ---- saved in 04-environments-and-tools.md ----
+def wrong_line_patch(task):
+    """An edit that cannot apply: the reference patch aimed at the nearest line (not the def
+    line) that lacks its <old> text; None when every other line holds it."""
+    _, line, body = task.fix.split(' ', 2)
+    old = body.partition('|')[0]
+    lines = task.code.splitlines()
+    others = [i for i in range(2, len(lines) + 1) if i != int(line) and old not in lines[i - 1]]
+    if not others:
+        return None
+    near = min(others, key=lambda i: (abs(i - int(line)), i))
+    return f'sub {near} {body}'
+
+
+def recovery_policy(task, history):
+    """The expert with one mistake: read, test, a non-applying edit, the right edit, submit."""
+    wrong = wrong_line_patch(task)
+    mistake = (f'edit {wrong}',) if wrong else ()
+    plan = ('read', 'test') + mistake + (f'edit {task.fix}', 'submit')
+    return f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
+
+
+class HintedBugFixEnv(BugFixEnv):
+    """BugFixEnv whose failing `test` observation can also name the bug's line and its text."""
+
+    def __init__(self, hint=False, **kwargs):
+        super().__init__(**kwargs)
+        self.hint = hint
+
+    def step(self, action):
+        obs, reward, done, info = super().step(action)
+        if self.hint and info.get('tool') == 'test' and not info.get('error') and 'FAIL' in obs:
+            line = self.code.splitlines()[self.task.line - 1]
+            head, _, tail = obs.rpartition('\n')
+            obs = _printable(f'{head}\nat line {self.task.line}: {line.strip()}\n{tail}')
+        return obs, reward, done, info
 
 # ---- saved in 05-trajectories-and-templates.md ----
 import torch
