@@ -1,0 +1,112 @@
+"""Chapter 7, Section 7.7: RLOO on placements the warm start never saw, three seeds.
+
+Data: the committed results of ``book/labs/gym_v2_rl.py --train-on heldout-groups`` (one JSON per
+seed, ``gym_v2_rl_hg_rloo_lr3e-4{,_s1,_s2}.json``) and of ``book/labs/gym_v2_rl_fresh.py`` on
+those three policies (``gym_v2_rl_fresh_hg_rloo_lr3e-4.json``); the chapter reads the same files.
+
+Left: the exact probability of the expert's episode (teacher-forced, T=1, averaged over tasks)
+every 25 updates, per seed, on the warm start's evaluation tasks of RL's placements (unseen
+variants of what RL trains on) and of the unseen placements. Right: solve rates at T=1 on fresh
+instances (variants never generated before the evaluation), with one standard error over tasks:
+the warm start, each trained seed, and the sharpening control (the warm start at its best
+temperature) as a dashed line. The figure draws what the labs recorded; it trains nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.pyplot as plt
+
+from _common import BLUE, GREEN, GREY, ORANGE, ROOT, WIDTH_IN, rounded
+
+NAME = "ch07-rloo-new-placements"
+CHAPTER = "07-advantages.md"
+RESULTS = ROOT / "book" / "labs" / "results"
+FRESH = RESULTS / "gym_v2_rl_fresh_hg_rloo_lr3e-4.json"
+COLOURS = (BLUE, ORANGE, GREEN)
+SPLITS = ("rl_groups", "heldout")
+TEXT = {
+    "en": {
+        "xlabel": "update (64 sampled episodes each)",
+        "ylabel": "probability of the expert's episode",
+        "rl_groups": "RL's placements",
+        "heldout": "unseen placements",
+        "ticks": ("RL's\nplacements", "unseen\nplacements"),
+        "seed": "seed {seed}",
+        "fresh": "solve rate at T=1, fresh instances",
+        "warm": "warm start",
+        "control": "control (warm start at T={t})",
+        "control_any": "control (warm start at its best T)",
+    },
+    "zh": {
+        "xlabel": "更新步（每步采样 64 个回合）",
+        "ylabel": "专家回合的概率",
+        "rl_groups": "RL 训练过的位置",
+        "heldout": "未见过的位置",
+        "ticks": ("RL 训练过\n的位置", "未见过\n的位置"),
+        "seed": "种子 {seed}",
+        "fresh": "新实例上 T=1 的解决率",
+        "warm": "热启动策略",
+        "control": "对照（热启动策略，T={t}）",
+        "control_any": "对照（热启动策略，最佳温度）",
+    },
+}
+
+
+def compute() -> dict:
+    fresh = json.loads(FRESH.read_text())
+    seeds = []
+    for tag in fresh["runs"]:
+        run = json.loads((RESULTS / f"gym_v2_rl_{tag}.json").read_text())
+        seeds.append({
+            "seed": run["seed"],
+            "rl_groups": [[u, round(p, 4)] for u, p in run["rl_groups_expert_path_curve"]],
+            "heldout": [[u, round(p, 4)] for u, p in run["heldout_expert_path_curve"]],
+            "fresh": {s: rounded([fresh["trained"][tag][s]["t1"]["rate"],
+                                  fresh["trained"][tag][s]["t1"]["stderr"]]) for s in SPLITS},
+        })
+    warm, control = {}, {}
+    for split in SPLITS:
+        sweep = fresh["control"][split]
+        best = max((k for k in sweep if k.startswith("t")),
+                   key=lambda k: (sweep[k]["rate"], k == "t1"))
+        warm[split] = rounded([sweep["t1"]["rate"], sweep["t1"]["stderr"]])
+        control[split] = [best[1:], round(sweep[best]["rate"], 4)]
+    return {"seeds": seeds, "warm": warm, "control": control}
+
+
+def draw(data: dict, text: dict):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH_IN, 3.0),
+                                      gridspec_kw={"width_ratios": (1.5, 1)})
+    for run, colour in zip(data["seeds"], COLOURS):
+        for split, style in zip(SPLITS, ("-", ":")):
+            x, y = zip(*run[split])
+            left.plot(x, y, linestyle=style, marker="o", markersize=3, color=colour,
+                      label=text["seed"].format(seed=run["seed"]) if split == SPLITS[0] else None)
+    left.plot([], [], "k-", label=text["rl_groups"])
+    left.plot([], [], "k:", label=text["heldout"])
+    left.set_xlabel(text["xlabel"])
+    left.set_ylabel(text["ylabel"])
+    left.set_ylim(0, 0.4)
+    left.legend(loc="upper left", ncol=2, fontsize="small")
+    for i, split in enumerate(SPLITS):
+        rate, err = data["warm"][split]
+        right.errorbar([i - 0.3], [rate], yerr=[err], color=GREY, marker="s", markersize=4,
+                       capsize=2, linestyle="none", label=text["warm"] if i == 0 else None)
+        for j, (run, colour) in enumerate(zip(data["seeds"], COLOURS)):
+            rate, err = run["fresh"][split]
+            right.errorbar([i - 0.05 + 0.15 * j], [rate], yerr=[err], color=colour, marker="D",
+                           markersize=4, capsize=2, linestyle="none")
+        t, level = data["control"][split]
+        same_t = len({data["control"][s][0] for s in SPLITS}) == 1
+        label = text["control"].format(t=t) if same_t else text["control_any"]
+        right.hlines(level, i - 0.45, i + 0.45, colors=GREY, linestyles="--",
+                     label=label if i == 0 else None)
+    right.set_xticks(range(len(SPLITS)), text["ticks"])
+    right.set_xlim(-0.6, len(SPLITS) - 0.4)
+    right.set_ylim(0, 0.7)
+    right.set_title(text["fresh"], fontsize="medium")
+    right.legend(loc="upper right", fontsize="x-small")
+    fig.tight_layout()
+    return fig
