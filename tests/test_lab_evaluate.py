@@ -125,3 +125,44 @@ def test_template_name_and_load_agent(tmp_path):
     ids = torch.tensor([[1, 5, 7]])
     assert loaded_config == config and not loaded.training
     assert torch.equal(loaded(ids)[0], model(ids)[0])
+
+
+def test_kl_penalty_to_an_identical_reference_changes_nothing_and_logs_zero_kl():
+    """At the warm start the policy is its reference: the k2 penalty and its gradient are 0, so
+    the KL arm's first update is the plain update, and the logged KL estimates are 0. After a
+    step away from the reference the penalty pulls back: the KL arm moves the weights less."""
+    import copy
+
+    import gym_v2_rl
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    tasks = arl.make_tasks()[:2]
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    episodes = arl.rollout_batch(model, env, [t for t in tasks for _ in range(4)], tok,
+                                 seeds=list(range(8)), max_turns=2)
+    for i, e in enumerate(episodes):                  # rewards that make both groups mixed
+        e.reward = float(i % 2)
+    groups = [episodes[:4], episodes[4:]]
+    runs = {}
+    for kl_coef in (0.0, 0.5):
+        torch.manual_seed(0)
+        policy = copy.deepcopy(model)
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        stats = gym_v2_rl.update(policy, opt, groups, 'rloo', ref=model, kl_coef=kl_coef)
+        runs[kl_coef] = (policy, stats)
+    plain, with_kl = runs[0.0][0], runs[0.5][0]
+    for a, b in zip(plain.parameters(), with_kl.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert runs[0.5][1]['kl_k1'] == pytest.approx(0, abs=1e-6)
+    assert runs[0.5][1]['kl_k3'] == pytest.approx(0, abs=1e-6)
+    assert 'kl_k1' not in runs[0.0][1]
+    moved = {}
+    for kl_coef in (0.0, 5.0):                        # a second step, now away from the reference
+        policy = copy.deepcopy(plain)
+        opt = torch.optim.SGD(policy.parameters(), lr=1e-2)
+        stats = gym_v2_rl.update(policy, opt, groups, 'rloo', ref=model, kl_coef=kl_coef,
+                                 grad_clip=1e9)
+        moved[kl_coef] = sum(((p - q) ** 2).sum() for p, q in
+                             zip(policy.parameters(), model.parameters())).item()
+    assert stats['kl_k3'] > 0
+    assert moved[5.0] < moved[0.0]

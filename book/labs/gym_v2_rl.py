@@ -30,6 +30,11 @@ Where RL trains (--train-on):
                   training tasks: does keeping the trained placements in the batch keep RL
                   from costing the unseen ones?
 
+KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
+KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
+is that of the KL); each update also logs the k1 and k3 estimates per policy token. Does a
+leash to the warm start keep RL from costing the unseen placements, as mixed batches do?
+
 LoRA (--lora-rank R): `agentrl.add_lora` wraps every block's qkv, proj, up and down in a
 LoRALinear of rank R before the optimiser is built, and Adam updates only the adapters (A, B);
 the embedding, tied to the output head, and the norms stay frozen. --lora-alpha defaults to
@@ -133,16 +138,37 @@ def advantages(rewards, method):
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
 
 
-def update(model, optimizer, groups, method, grad_clip=1.0):
-    """One optimiser step on the groups whose rewards differ -> stats (or None if none do)."""
+def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0):
+    """One optimiser step on the groups whose rewards differ -> stats (or None if none do).
+
+    With kl_coef > 0, kl_coef times Chapter 10's k2 penalty to `ref` (the warm start), its
+    mean over the batch's policy tokens, joins the loss; k2's gradient is that of
+    KL(policy || ref). The stats then also hold the batch's k1 and k3 estimates of that KL
+    per policy token."""
     groups = [g for g in groups if len({e.reward for e in g}) > 1]
     if not groups:
         return None
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
     episodes = [e for g in groups for e in g]
-    loss, norm = arl.fast_grpo_step(model, optimizer, episodes,
-                                    advantages(rewards, method).flatten(), grad_clip)
-    return {'loss': loss, 'groups': len(groups), 'grad_norm': norm}
+    adv = advantages(rewards, method).flatten()
+    if not kl_coef:
+        loss, norm = arl.fast_grpo_step(model, optimizer, episodes, adv, grad_clip)
+        return {'loss': loss, 'groups': len(groups), 'grad_norm': norm}
+    with torch.no_grad():
+        logp_ref, _ = arl.trajectory_logprobs(ref, episodes)                  # [B, T-1]
+    model.train()
+    logp, mask = arl.trajectory_logprobs(model, episodes)                     # [B, T-1]
+    pg, _ = arl.grpo_loss(logp, logp.detach(), adv, mask)
+    loss = pg + kl_coef * arl.kl_penalty(logp, logp_ref, mask, 'k2')
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    k1, _, k3 = arl.kl_estimators(logp.detach(), logp_ref)
+    n = mask.sum().clamp_min(1)
+    return {'loss': loss.item(), 'groups': len(groups), 'grad_norm': norm.item(),
+            'kl_k1': ((k1 * mask).sum() / n).item(), 'kl_k3': ((k3 * mask).sum() / n).item()}
 
 
 def mean_expert_prob(model, env, tasks, tok):
@@ -165,6 +191,8 @@ def main():
                         help='train rank-R LoRA adapters of the block linears only (0: all)')
     parser.add_argument('--lora-alpha', type=float, default=None,
                         help='LoRA scale alpha / rank (default agentrl.LORA_ALPHA at every rank)')
+    parser.add_argument('--kl-coef', type=float, default=0.0,
+                        help='weight of a k2 KL penalty to the warm start in the loss (0: none)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -195,6 +223,7 @@ def main():
     else:
         trainable, lora = list(model.parameters()), None
     opt = torch.optim.Adam(trainable, lr=args.lr)
+    ref = load_agent(RESULTS / f'gym_v2_{args.warm}.pt')[0] if args.kl_coef else None
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
@@ -221,7 +250,8 @@ def main():
             eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,
                                     max_turns=MAX_TURNS)
             groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
-            stats = update(model, opt, groups, args.method) or {'groups': 0}
+            stats = update(model, opt, groups, args.method, ref=ref,
+                           kl_coef=args.kl_coef) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps))
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
@@ -267,7 +297,7 @@ def main():
               f' {versus[s]["at_extra_t_minus_control"][1]:.3f} (paired)', flush=True)
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
-        'method': args.method, 'train_on': args.train_on,
+        'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
         'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr,
         'updates': args.updates,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
