@@ -2658,6 +2658,14 @@ class ValueHead(nn.Module):
         h = p.norm(x)                                                        # [B, T, D]
         return p.head(h), self.value(h).squeeze(-1)                          # [B, T, V], [B, T]
 
+# ---- saved in 07-advantages.md ----
+def mean_per_task(runs):
+    """Per-task rates of several runs (equal-length lists, same tasks in the same order) ->
+    their mean for each task: the seeds of a lab averaged before pairing by task."""
+    if len({len(rates) for rates in runs}) != 1:
+        raise ValueError('every run must rate the same tasks')
+    return [sum(rates) / len(rates) for rates in zip(*runs)]
+
 # ---- saved in 08-ppo.md ----
 import torch
 

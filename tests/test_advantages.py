@@ -342,3 +342,10 @@ def test_chapter_claims_about_the_labs():
         assert 0.135 - 5e-4 <= r["mean_reward_last"] <= 0.215 + 5e-4
         for lab_run in (p, g, r):
             assert lab_run["after"]["heldout_t1"]["rate"] == 0.0
+
+
+def test_mean_per_task_averages_runs_task_by_task_and_rejects_ragged_runs():
+    assert arl.mean_per_task([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]]) == [0.5, 1.0, 0.25]
+    assert arl.mean_per_task([[0.25, 0.75]]) == [0.25, 0.75]
+    with pytest.raises(ValueError, match='same tasks'):
+        arl.mean_per_task([[0.0, 1.0], [1.0]])
