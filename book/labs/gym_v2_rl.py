@@ -17,6 +17,9 @@ policy tokens). Advantages:
   shrunk   r - 0.25 * mean of the others (unbiased: the baseline does not depend on the
            episode's own action; DESIGN.md section 9)
   positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
+  ppo      Chapter 8's ppo_update on a ValueHead over the policy (value initialised to 0,
+           trained with the policy): GAE with lambda 1 (the critic only as a baseline), all 64
+           episodes, 2 epochs x 2 minibatches = 4 clipped optimiser steps per batch (PPO)
 
 Where RL trains (--train-on):
   train           the warm start's own training tasks. On them a policy that recalls each
@@ -82,7 +85,8 @@ TASKS_PER_UPDATE = 16
 GROUP = 4
 EVAL_EVERY = 25
 MAX_TURNS = 8
-METHODS = ('rloo', 'grpo', 'shrunk', 'positive')
+METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'ppo')
+PPO = dict(epochs=2, minibatches=2, lam=1.0)   # Chapter 8's ppo_update: 4 clipped steps per batch
 RL_GROUP_SEED = 'rl-groups'  # fixed across RL seeds: every seed evaluates the same groups
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
                              # sampled at it, so a gain at one temperature is compared there too
@@ -222,6 +226,9 @@ def main():
               f' trainable of {lora["total_params"]} parameters', flush=True)
     else:
         trainable, lora = list(model.parameters()), None
+    critic = arl.ValueHead(model) if args.method == 'ppo' else None   # shares the policy's trunk
+    if critic is not None:
+        trainable = list(critic.parameters())
     opt = torch.optim.Adam(trainable, lr=args.lr)
     ref = load_agent(RESULTS / f'gym_v2_{args.warm}.pt')[0] if args.kl_coef else None
     curve, rl_curve, log = [], [], []
@@ -250,8 +257,12 @@ def main():
             eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,
                                     max_turns=MAX_TURNS)
             groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
-            stats = update(model, opt, groups, args.method, ref=ref,
-                           kl_coef=args.kl_coef) or {'groups': 0}
+            if critic is not None:      # PPO learns from every episode; its critic is the baseline
+                stats = arl.ppo_update(critic, opt, eps, **PPO)
+                stats['groups'] = sum(len({e.reward for e in g}) > 1 for g in groups)
+            else:
+                stats = update(model, opt, groups, args.method, ref=ref,
+                               kl_coef=args.kl_coef) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps))
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
