@@ -80,6 +80,7 @@ def test_rl_lab_advantages_by_hand():
     assert torch.allclose(gym_v2_rl.advantages(r, 'rloo'), r - others)
     assert torch.allclose(gym_v2_rl.advantages(r, 'shrunk'), r - 0.25 * others)
     assert torch.equal(gym_v2_rl.advantages(r, 'positive'), r)
+    assert torch.equal(gym_v2_rl.advantages(r, 'reinforce'), r)
     assert torch.allclose(gym_v2_rl.advantages(r, 'grpo').sum(), torch.tensor(0.0), atol=1e-6)
     with pytest.raises(ValueError):
         gym_v2_rl.advantages(r, 'ppo')
@@ -166,3 +167,32 @@ def test_kl_penalty_to_an_identical_reference_changes_nothing_and_logs_zero_kl()
                              zip(policy.parameters(), model.parameters())).item()
     assert stats['kl_k3'] > 0
     assert moved[5.0] < moved[0.0]
+
+
+def test_reinforce_keeps_groups_of_successes_that_the_group_methods_drop():
+    """A batch of one all-success and one all-failure group: no group method steps (every
+    advantage is 0), REINFORCE steps on the successes; the log counts 0 mixed groups."""
+    import copy
+
+    import gym_v2_rl
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    tasks = arl.make_tasks()[:2]
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    episodes = arl.rollout_batch(model, env, [t for t in tasks for _ in range(4)], tok,
+                                 seeds=list(range(8)), max_turns=2)
+    for i, e in enumerate(episodes):
+        e.reward = float(i < 4)
+    groups = [episodes[:4], episodes[4:]]
+    for method in ('rloo', 'grpo', 'positive'):
+        policy = copy.deepcopy(model)
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        assert gym_v2_rl.update(policy, opt, groups, method) is None
+    policy = copy.deepcopy(model)
+    opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+    stats = gym_v2_rl.update(policy, opt, groups, 'reinforce')
+    assert stats['groups'] == 0 and stats['grad_norm'] > 0
+    assert any(not torch.equal(p, q) for p, q in zip(policy.parameters(), model.parameters()))
+    for e in episodes:
+        e.reward = 0.0
+    assert gym_v2_rl.update(copy.deepcopy(model), opt, groups, 'reinforce') is None

@@ -17,9 +17,12 @@ policy tokens). Advantages:
   shrunk   r - 0.25 * mean of the others (unbiased: the baseline does not depend on the
            episode's own action; DESIGN.md section 9)
   positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
+  reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
+           groups of four successes are reinforced too (the loss averages over all 64 episodes)
   ppo      Chapter 8's ppo_update on a ValueHead over the policy (value initialised to 0,
            trained with the policy): GAE with lambda 1 (the critic only as a baseline), all 64
-           episodes, 2 epochs x 2 minibatches = 4 clipped optimiser steps per batch (PPO)
+           episodes, 2 epochs x 2 minibatches = 4 clipped optimiser steps per batch (PPO);
+           --ppo-epochs 1 --ppo-minibatches 1 takes one step per batch, where the clip is inactive
 
 Where RL trains (--train-on):
   train           the warm start's own training tasks. On them a policy that recalls each
@@ -85,7 +88,7 @@ TASKS_PER_UPDATE = 16
 GROUP = 4
 EVAL_EVERY = 25
 MAX_TURNS = 8
-METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'ppo')
+METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'reinforce', 'ppo')
 PPO = dict(epochs=2, minibatches=2, lam=1.0)   # Chapter 8's ppo_update: 4 clipped steps per batch
 RL_GROUP_SEED = 'rl-groups'  # fixed across RL seeds: every seed evaluates the same groups
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
@@ -137,27 +140,30 @@ def advantages(rewards, method):
     if method == 'shrunk':
         others = (rewards.sum(-1, keepdim=True) - rewards) / (G - 1)
         return rewards - 0.25 * others
-    if method == 'positive':
+    if method in ('positive', 'reinforce'):
         return rewards.clone()
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
 
 
 def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0):
     """One optimiser step on the groups whose rewards differ -> stats (or None if none do).
+    REINFORCE has no baseline, so it keeps every group: a group of four successes weighs in.
 
     With kl_coef > 0, kl_coef times Chapter 10's k2 penalty to `ref` (the warm start), its
     mean over the batch's policy tokens, joins the loss; k2's gradient is that of
     KL(policy || ref). The stats then also hold the batch's k1 and k3 estimates of that KL
     per policy token."""
-    groups = [g for g in groups if len({e.reward for e in g}) > 1]
-    if not groups:
+    mixed = sum(len({e.reward for e in g}) > 1 for g in groups)
+    if method != 'reinforce':
+        groups = [g for g in groups if len({e.reward for e in g}) > 1]
+    if not any(e.reward for g in groups for e in g):    # every advantage would be 0
         return None
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
     episodes = [e for g in groups for e in g]
     adv = advantages(rewards, method).flatten()
     if not kl_coef:
         loss, norm = arl.fast_grpo_step(model, optimizer, episodes, adv, grad_clip)
-        return {'loss': loss, 'groups': len(groups), 'grad_norm': norm}
+        return {'loss': loss, 'groups': mixed, 'grad_norm': norm}
     with torch.no_grad():
         logp_ref, _ = arl.trajectory_logprobs(ref, episodes)                  # [B, T-1]
     model.train()
@@ -171,7 +177,7 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
     model.eval()
     k1, _, k3 = arl.kl_estimators(logp.detach(), logp_ref)
     n = mask.sum().clamp_min(1)
-    return {'loss': loss.item(), 'groups': len(groups), 'grad_norm': norm.item(),
+    return {'loss': loss.item(), 'groups': mixed, 'grad_norm': norm.item(),
             'kl_k1': ((k1 * mask).sum() / n).item(), 'kl_k3': ((k3 * mask).sum() / n).item()}
 
 
@@ -197,6 +203,10 @@ def main():
                         help='LoRA scale alpha / rank (default agentrl.LORA_ALPHA at every rank)')
     parser.add_argument('--kl-coef', type=float, default=0.0,
                         help='weight of a k2 KL penalty to the warm start in the loss (0: none)')
+    parser.add_argument('--ppo-epochs', type=int, default=PPO['epochs'],
+                        help='with --method ppo: passes over each batch')
+    parser.add_argument('--ppo-minibatches', type=int, default=PPO['minibatches'],
+                        help='with --method ppo: optimiser steps per pass')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -226,6 +236,7 @@ def main():
               f' trainable of {lora["total_params"]} parameters', flush=True)
     else:
         trainable, lora = list(model.parameters()), None
+    ppo = dict(PPO, epochs=args.ppo_epochs, minibatches=args.ppo_minibatches)
     critic = arl.ValueHead(model) if args.method == 'ppo' else None   # shares the policy's trunk
     if critic is not None:
         trainable = list(critic.parameters())
@@ -258,7 +269,7 @@ def main():
                                     max_turns=MAX_TURNS)
             groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
-                stats = arl.ppo_update(critic, opt, eps, **PPO)
+                stats = arl.ppo_update(critic, opt, eps, **ppo)
                 stats['groups'] = sum(len({e.reward for e in g}) > 1 for g in groups)
             else:
                 stats = update(model, opt, groups, args.method, ref=ref,
@@ -309,6 +320,7 @@ def main():
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
+        'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr,
         'updates': args.updates,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
