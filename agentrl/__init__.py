@@ -2666,6 +2666,12 @@ def mean_per_task(runs):
         raise ValueError('every run must rate the same tasks')
     return [sum(rates) / len(rates) for rates in zip(*runs)]
 
+
+def seeds_per_task(fresh, split, key):
+    """A fresh-instance evaluation of several seeds (book/labs/gym_v2_rl_fresh.py's record) ->
+    per-task rates on `split` at `key` ('t1', 't0.5' or 'greedy'), the seeds averaged."""
+    return mean_per_task([fresh['trained'][tag][split][key]['per_task'] for tag in fresh['runs']])
+
 # ---- saved in 08-ppo.md ----
 import torch
 
