@@ -19,6 +19,7 @@ import json
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREEN, GREY, ORANGE, ROOT, WIDTH_IN, rounded
+from _new_placements import warm_and_control
 
 NAME = "ch07-rloo-new-placements"
 CHAPTER = "07-advantages.md"
@@ -66,13 +67,7 @@ def compute() -> dict:
             "fresh": {s: rounded([fresh["trained"][tag][s]["t1"]["rate"],
                                   fresh["trained"][tag][s]["t1"]["stderr"]]) for s in SPLITS},
         })
-    warm, control = {}, {}
-    for split in SPLITS:
-        sweep = fresh["control"][split]
-        best = max((k for k in sweep if k.startswith("t")),
-                   key=lambda k: (sweep[k]["rate"], k == "t1"))
-        warm[split] = rounded([sweep["t1"]["rate"], sweep["t1"]["stderr"]])
-        control[split] = [best[1:], round(sweep[best]["rate"], 4)]
+    warm, control = warm_and_control(fresh["control"])
     return {"seeds": seeds, "warm": warm, "control": control}
 
 

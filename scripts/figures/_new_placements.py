@@ -1,0 +1,162 @@
+"""What the figures comparing methods on Section 7.7's new placements share (Chapters 8 to 10).
+
+Each method is one recipe of ``book/labs/gym_v2_rl.py --train-on heldout-groups``, three seeds
+(``gym_v2_rl_TAG.json``, one per seed), evaluated on fresh instances by
+``book/labs/gym_v2_rl_fresh.py`` (``gym_v2_rl_fresh_STEM.json``, whose ``runs`` name the seeds'
+tags). Every fresh file evaluates the same untrained warm start on the same tasks with the same
+episodes; :func:`compute` checks that they agree, as the chapters' cells do.
+
+Per method, the seeds are averaged: the expert-path curves update by update, and the fresh
+solve rates task by task (the mean over seeds of each task's rate, then the mean over tasks,
+with the standard error over tasks of those per-task means: ``arl.mean_per_task`` and
+``arl.mean_se``). The sharpening control is the warm start at its best temperature
+(``arl.sharpening_control``: the highest rate among the ``t<T>`` keys, a tie going to T=1).
+
+:func:`draw` makes the two panels of Section 7.7's figure, one colour per method instead of per
+seed: left, each method's mean expert-path probability (thin lines: its seeds), solid on RL's
+placements, dotted on the unseen ones; right, the seeds-averaged solve rates at T=1 on fresh
+instances next to the warm start at T=1 and the control (dashed). Nothing is trained here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import matplotlib.pyplot as plt
+
+from _common import GREY, ROOT, WIDTH_IN, rounded
+
+RESULTS = ROOT / "book" / "labs" / "results"
+SPLITS = ("rl_groups", "heldout")
+CURVES = {"rl_groups": "rl_groups_expert_path_curve", "heldout": "heldout_expert_path_curve"}
+
+# The words every figure of this kind shares; a figure module adds its methods' names.
+WORDS = {
+    "en": {
+        "xlabel": "update (64 sampled episodes each)",
+        "ylabel": "probability of the expert's episode\n(mean of 3 seeds)",
+        "rl_groups": "RL's placements",
+        "heldout": "unseen placements",
+        "ticks": ("RL's\nplacements", "unseen\nplacements"),
+        "fresh": "solve rate at T=1, fresh instances\n(3 seeds averaged per task)",
+        "warm": "warm start",
+        "control": "control (warm start at T={t})",
+        "control_any": "control (warm start at its best T)",
+    },
+    "zh": {
+        "xlabel": "更新步（每步采样 64 个回合）",
+        "ylabel": "专家回合的概率\n（3 个种子的平均）",
+        "rl_groups": "RL 训练过的位置",
+        "heldout": "未见过的位置",
+        "ticks": ("RL 训练过\n的位置", "未见过\n的位置"),
+        "fresh": "新实例上 T=1 的解决率\n（每个任务先对 3 个种子取平均）",
+        "warm": "热启动策略",
+        "control": "对照（热启动策略，T={t}）",
+        "control_any": "对照（热启动策略，最佳温度）",
+    },
+}
+
+
+def text(names: dict[str, dict[str, str]]) -> dict:
+    """A figure's TEXT: the shared words of each locale plus its methods' names there."""
+    return {locale: {**words, "names": names[locale]} for locale, words in WORDS.items()}
+
+
+def mean_se(values: list[float]) -> tuple[float, float]:
+    """Mean and standard error s / sqrt(n), s with n - 1 (``arl.mean_se``)."""
+    n = len(values)
+    mean = sum(values) / n
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def warm_and_control(sweep: dict) -> tuple[dict, dict]:
+    """From a fresh file's ``control`` (the warm start, per split and key): per split, the warm
+    start's T=1 [rate, stderr] and the control's [temperature, rate]."""
+    warm, control = {}, {}
+    for split in SPLITS:
+        rates = sweep[split]
+        best = max((k for k in rates if k.startswith("t")),
+                   key=lambda k: (rates[k]["rate"], k == "t1"))
+        warm[split] = rounded([rates["t1"]["rate"], rates["t1"]["stderr"]])
+        control[split] = [best[1:], round(rates[best]["rate"], 4)]
+    return warm, control
+
+
+def method(stem: str) -> tuple[dict, dict]:
+    """One method: its seeds' curves, their mean, its seeds-averaged fresh rates at T=1; and
+    the warm start's evaluation in its fresh file."""
+    fresh = json.loads((RESULTS / f"gym_v2_rl_fresh_{stem}.json").read_text())
+    runs = [json.loads((RESULTS / f"gym_v2_rl_{tag}.json").read_text()) for tag in fresh["runs"]]
+    out = {"seeds": [run["seed"] for run in runs], "curves": {}, "mean": {}, "fresh": {}}
+    for split in SPLITS:
+        curves = [run[CURVES[split]] for run in runs]
+        updates = [u for u, _ in curves[0]]
+        if any([u for u, _ in curve] != updates for curve in curves):
+            raise ValueError(f"{stem}: the seeds' {split} curves are not on the same updates")
+        out["curves"][split] = [[[u, round(p, 4)] for u, p in curve] for curve in curves]
+        out["mean"][split] = [[u, round(sum(ps) / len(ps), 4)]
+                              for u, *ps in zip(updates, *([p for _, p in c] for c in curves))]
+        per_seed = [fresh["trained"][tag][split]["t1"]["per_task"] for tag in fresh["runs"]]
+        if len({len(rates) for rates in per_seed}) != 1:
+            raise ValueError(f"{stem}: the seeds rate different numbers of {split} tasks")
+        out["fresh"][split] = rounded(mean_se([sum(r) / len(r) for r in zip(*per_seed)]))
+    return out, fresh["control"]
+
+
+def compute(methods: tuple) -> dict:
+    """``methods``: (key, fresh stem, colour) per method, the reference (RLOO) first."""
+    data, warm_start = {"methods": []}, None
+    for key, stem, colour in methods:
+        one, control = method(stem)
+        if warm_start is None:
+            warm_start = control
+        elif control != warm_start:
+            raise ValueError(f"{stem}: the warm start's evaluation differs from {methods[0][1]}'s")
+        data["methods"].append({"key": key, "colour": colour, **one})
+    data["warm"], data["control"] = warm_and_control(warm_start)
+    return data
+
+
+def draw(data: dict, text: dict):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH_IN, 3.0),
+                                      gridspec_kw={"width_ratios": (1.5, 1)})
+    for m in data["methods"]:
+        for split, style in zip(SPLITS, ("-", ":")):
+            for curve in m["curves"][split]:
+                x, y = zip(*curve)
+                left.plot(x, y, linestyle=style, linewidth=0.6, alpha=0.35, color=m["colour"])
+            x, y = zip(*m["mean"][split])
+            left.plot(x, y, linestyle=style, linewidth=1.8, marker="o", markersize=3.5,
+                      color=m["colour"], label=text["names"][m["key"]] if split == SPLITS[0] else None)
+    left.set_xlabel(text["xlabel"])
+    left.set_ylabel(text["ylabel"], linespacing=1.5)
+    left.set_ylim(0, 0.4)
+    # Methods top left, above the first updates; the line styles right of centre, in the gap
+    # between the solid and the dotted curves.
+    left.add_artist(left.legend(loc="upper left", fontsize="small"))
+    styles = [left.plot([], [], "k-")[0], left.plot([], [], "k:")[0]]
+    left.legend(styles, [text["rl_groups"], text["heldout"]], loc="center right",
+                fontsize="small")
+    n = len(data["methods"])
+    for i, split in enumerate(SPLITS):
+        rate, err = data["warm"][split]
+        right.errorbar([i - 0.3], [rate], yerr=[err], color=GREY, marker="s", markersize=4,
+                       capsize=2, linestyle="none", label=text["warm"] if i == 0 else None)
+        for j, m in enumerate(data["methods"]):
+            rate, err = m["fresh"][split]
+            right.errorbar([i - 0.05 + 0.3 * j / max(n - 1, 1)], [rate], yerr=[err],
+                           color=m["colour"], marker="D", markersize=4, capsize=2,
+                           linestyle="none")
+        t, level = data["control"][split]
+        same_t = len({data["control"][s][0] for s in SPLITS}) == 1
+        label = text["control"].format(t=t) if same_t else text["control_any"]
+        right.hlines(level, i - 0.45, i + 0.45, colors=GREY, linestyles="--",
+                     label=label if i == 0 else None)
+    right.set_xticks(range(len(SPLITS)), text["ticks"])
+    right.set_xlim(-0.6, len(SPLITS) - 0.4)
+    right.set_ylim(0, 0.7)
+    right.set_title(text["fresh"], fontsize="medium")
+    right.legend(loc="upper right", fontsize="x-small")
+    fig.tight_layout()
+    return fig
