@@ -97,6 +97,6 @@ def draw(data: dict, text: dict):
     for ax in axes[1]:
         ax.set_xlabel(text["xlabel"])
     for ax in axes[:, 0]:
-        ax.set_ylabel(text["ylabel"])
+        ax.set_ylabel(text["ylabel"], linespacing=1.5)   # CJK lines overlap at the default
     axes[0, 0].legend(loc="upper left", fontsize=7)
     return fig
