@@ -91,8 +91,8 @@ def test_rl_groups_are_half_the_heldout_groups_and_restrict_cuts_by_position():
     tasks = [gym_v2.VariantTask(id=i, func='f', kind='k', line=i % 5, code='', solution='',
                                 fix='', visible=(), hidden=(), split='heldout', template='t')
              for i in range(10)]
-    groups = gym_v2_rl.rl_groups(tasks)
-    assert len(groups) == 2 and groups == gym_v2_rl.rl_groups(tasks)   # drawn once, fixed
+    groups = arl.rl_placements(tasks, gym_v2_rl.RL_GROUP_SEED)
+    assert len(groups) == 2 and groups == arl.rl_placements(tasks)   # drawn once, fixed
     result = {'t1': {'rate': 0.5, 'per_task': [1.0, 0.0, 0.5, 0.5]}, 'control_temperature': 't1'}
     cut = gym_v2_rl.restrict(result, [0, 2])
     assert cut == {'t1': {'rate': 0.75, 'per_task': [1.0, 0.5]}}
@@ -116,15 +116,14 @@ def test_seeds_averaged_by_hand():
     assert ev.seeds_averaged(runs, 's', 't1') == [0.5, 0.0, 0.75]
 
 
-def test_template_name_and_load_agent(tmp_path):
-    import gym_v2_rl
+def test_template_name_and_load_checkpoint(tmp_path):
     assert [gym_v2.template_name(t) for t in arl.TEMPLATES[:1]] == ['clamp']
     config = dict(d_model=16, n_layers=1, n_heads=2, seed=3)
     model = arl.TinyAgent(**config)
     torch.save({'state_dict': model.state_dict(), 'model_config': config}, tmp_path / 'a.pt')
-    loaded, loaded_config = gym_v2_rl.load_agent(tmp_path / 'a.pt')
+    loaded = arl.load_checkpoint(tmp_path / 'a.pt')
     ids = torch.tensor([[1, 5, 7]])
-    assert loaded_config == config and not loaded.training
+    assert not loaded.training
     assert torch.equal(loaded(ids)[0], model(ids)[0])
 
 

@@ -28,10 +28,11 @@ Where RL trains (--train-on):
   train           the warm start's own training tasks. On them a policy that recalls each
                   template's trained (line, kind) placements is rewarded as much as one that
                   reads the line hint, so RL has no reason to prefer reading.
-  heldout-groups  unseen variants (0..7) of half of the held-out groups (`rl_groups`, drawn
-                  once): placements the warm start never saw, where only reading pays. The
-                  other half stays the held-out split; the warm start's evaluation of the
-                  half RL trains on is reported as `rl_groups` (unseen variants of RL's groups).
+  heldout-groups  unseen variants (0..7) of half of the held-out groups
+                  (`agentrl.rl_placements`, drawn once): placements the warm start never
+                  saw, where only reading pays. The other half stays the held-out split;
+                  the warm start's evaluation of the half RL trains on is reported as
+                  `rl_groups` (unseen variants of RL's groups).
   mixed           each update half from heldout-groups' tasks, half from the warm start's
                   training tasks: does keeping the trained placements in the batch keep RL
                   from costing the unseen ones?
@@ -95,14 +96,6 @@ EXTRA_T = 0.5                # the held-out control's temperature: trained polic
                              # sampled at it, so a gain at one temperature is compared there too
 
 
-def rl_groups(tasks):
-    """Half of the held-out (template, line, kind) groups, drawn once: --train-on heldout-groups
-    trains RL on their variants 0..7 (which the warm start never saw) and keeps the other half
-    as the held-out split; the warm start's evaluations of both halves are in its record."""
-    groups = sorted({gym_v2.task_group(t) for t in tasks if t.split == 'heldout'})
-    return set(random.Random(RL_GROUP_SEED).sample(groups, len(groups) // 2))
-
-
 def restrict(result, keep):
     """A split's evaluation cut to the task positions in `keep` (rate and per-task rates)."""
     out = {}
@@ -119,14 +112,6 @@ def split_heldout(result, held, placements):
     inside = [gym_v2.task_group(t) in placements for t in held]
     return {name: restrict(result, [i for i, x in enumerate(inside) if x == on_rl])
             for name, on_rl in (('rl_groups', True), ('heldout', False))}
-
-
-def load_agent(path):
-    """A checkpoint {'state_dict', 'model_config'} -> (TinyAgent in eval mode, its config)."""
-    state = torch.load(path, weights_only=True)
-    model = arl.TinyAgent(**state['model_config'])
-    model.load_state_dict(state['state_dict'])
-    return model.eval(), state['model_config']
 
 
 def advantages(rewards, method):
@@ -196,7 +181,7 @@ def main():
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--train-on', choices=('train', 'heldout-groups', 'mixed'), default='train',
                         help='train: the warm start\'s own training tasks; heldout-groups: '
-                             'unseen variants of half the held-out groups (see rl_groups)')
+                             'unseen variants of half the held-out groups (agentrl.rl_placements)')
     parser.add_argument('--lora-rank', type=int, default=0,
                         help='train rank-R LoRA adapters of the block linears only (0: all)')
     parser.add_argument('--lora-alpha', type=float, default=None,
@@ -217,11 +202,12 @@ def main():
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    model, config = load_agent(RESULTS / f'gym_v2_{args.warm}.pt')
+    model = arl.load_checkpoint(RESULTS / f'gym_v2_{args.warm}.pt')
+    config = torch.load(RESULTS / f'gym_v2_{args.warm}.pt', weights_only=True)['model_config']
     by_id = {t.id: t for t in tasks}
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
-    placements = rl_groups(tasks) if args.train_on != 'train' else set()
+    placements = arl.rl_placements(tasks, RL_GROUP_SEED) if args.train_on != 'train' else set()
     hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
@@ -241,7 +227,7 @@ def main():
     if critic is not None:
         trainable = list(critic.parameters())
     opt = torch.optim.Adam(trainable, lr=args.lr)
-    ref = load_agent(RESULTS / f'gym_v2_{args.warm}.pt')[0] if args.kl_coef else None
+    ref = arl.load_checkpoint(RESULTS / f'gym_v2_{args.warm}.pt') if args.kl_coef else None
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
