@@ -127,6 +127,20 @@ def test_template_name_and_load_checkpoint(tmp_path):
     assert torch.equal(loaded(ids)[0], model(ids)[0])
 
 
+def two_groups(rewards):
+    """A tiny policy and two groups of four of its episodes on two tasks, with `rewards` set
+    by hand (8 numbers), for the RL lab's update."""
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    tasks = arl.make_tasks()[:2]
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
+    episodes = arl.rollout_batch(model, env, [t for t in tasks for _ in range(4)], tok,
+                                 seeds=list(range(8)), max_turns=2)
+    for e, r in zip(episodes, rewards):
+        e.reward = r
+    return model, [episodes[:4], episodes[4:]]
+
+
 def test_kl_penalty_to_an_identical_reference_changes_nothing_and_logs_zero_kl():
     """At the warm start the policy is its reference: the k2 penalty and its gradient are 0, so
     the KL arm's first update is the plain update, and the logged KL estimates are 0. After a
@@ -134,15 +148,7 @@ def test_kl_penalty_to_an_identical_reference_changes_nothing_and_logs_zero_kl()
     import copy
 
     import gym_v2_rl
-    tok = arl.CharTokenizer()
-    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    tasks = arl.make_tasks()[:2]
-    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
-    episodes = arl.rollout_batch(model, env, [t for t in tasks for _ in range(4)], tok,
-                                 seeds=list(range(8)), max_turns=2)
-    for i, e in enumerate(episodes):                  # rewards that make both groups mixed
-        e.reward = float(i % 2)
-    groups = [episodes[:4], episodes[4:]]
+    model, groups = two_groups([float(i % 2) for i in range(8)])   # both groups mixed
     runs = {}
     for kl_coef in (0.0, 0.5):
         torch.manual_seed(0)
@@ -174,15 +180,7 @@ def test_reinforce_keeps_groups_of_successes_that_the_group_methods_drop():
     import copy
 
     import gym_v2_rl
-    tok = arl.CharTokenizer()
-    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    tasks = arl.make_tasks()[:2]
-    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
-    episodes = arl.rollout_batch(model, env, [t for t in tasks for _ in range(4)], tok,
-                                 seeds=list(range(8)), max_turns=2)
-    for i, e in enumerate(episodes):
-        e.reward = float(i < 4)
-    groups = [episodes[:4], episodes[4:]]
+    model, groups = two_groups([float(i < 4) for i in range(8)])
     for method in ('rloo', 'grpo', 'positive'):
         policy = copy.deepcopy(model)
         opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
@@ -192,6 +190,6 @@ def test_reinforce_keeps_groups_of_successes_that_the_group_methods_drop():
     stats = gym_v2_rl.update(policy, opt, groups, 'reinforce')
     assert stats['groups'] == 0 and stats['grad_norm'] > 0
     assert any(not torch.equal(p, q) for p, q in zip(policy.parameters(), model.parameters()))
-    for e in episodes:
+    for e in groups[0]:
         e.reward = 0.0
     assert gym_v2_rl.update(copy.deepcopy(model), opt, groups, 'reinforce') is None

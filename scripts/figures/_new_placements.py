@@ -138,18 +138,27 @@ def draw(data: dict, text: dict):
     styles = [left.plot([], [], "k-")[0], left.plot([], [], "k:")[0]]
     left.legend(styles, [text["rl_groups"], text["heldout"]], loc="center right",
                 fontsize="small")
-    n = len(data["methods"])
+    fresh_panel(right, data["warm"], data["control"],
+                [(m["fresh"], m["colour"]) for m in data["methods"]], text)
+    fig.tight_layout()
+    return fig
+
+
+def fresh_panel(right, warm: dict, control: dict, points: list, text: dict) -> None:
+    """The right panel: per half, the warm start at T=1 (grey square), each of ``points``
+    ((rate, stderr) per split, colour) as a diamond, and the control as a dashed line."""
+    n = len(points)
     for i, split in enumerate(SPLITS):
-        rate, err = data["warm"][split]
+        rate, err = warm[split]
         right.errorbar([i - 0.3], [rate], yerr=[err], color=GREY, marker="s", markersize=4,
                        capsize=2, linestyle="none", label=text["warm"] if i == 0 else None)
-        for j, m in enumerate(data["methods"]):
-            rate, err = m["fresh"][split]
+        for j, (fresh, colour) in enumerate(points):
+            rate, err = fresh[split]
             right.errorbar([i - 0.05 + 0.3 * j / max(n - 1, 1)], [rate], yerr=[err],
-                           color=m["colour"], marker="D", markersize=4, capsize=2,
+                           color=colour, marker="D", markersize=4, capsize=2,
                            linestyle="none")
-        t, level = data["control"][split]
-        same_t = len({data["control"][s][0] for s in SPLITS}) == 1
+        t, level = control[split]
+        same_t = len({control[s][0] for s in SPLITS}) == 1
         label = text["control"].format(t=t) if same_t else text["control_any"]
         right.hlines(level, i - 0.45, i + 0.45, colors=GREY, linestyles="--",
                      label=label if i == 0 else None)
@@ -158,5 +167,3 @@ def draw(data: dict, text: dict):
     right.set_ylim(0, 0.7)
     right.set_title(text["fresh"], fontsize="medium")
     right.legend(loc="upper right", fontsize="x-small")
-    fig.tight_layout()
-    return fig

@@ -18,8 +18,8 @@ import json
 
 import matplotlib.pyplot as plt
 
-from _common import BLUE, GREEN, GREY, ORANGE, ROOT, WIDTH_IN, rounded
-from _new_placements import warm_and_control
+from _common import BLUE, GREEN, ORANGE, ROOT, WIDTH_IN, rounded
+from _new_placements import fresh_panel, warm_and_control
 
 NAME = "ch07-rloo-new-placements"
 CHAPTER = "07-advantages.md"
@@ -85,23 +85,7 @@ def draw(data: dict, text: dict):
     left.set_ylabel(text["ylabel"])
     left.set_ylim(0, 0.4)
     left.legend(loc="upper left", ncol=2, fontsize="small")
-    for i, split in enumerate(SPLITS):
-        rate, err = data["warm"][split]
-        right.errorbar([i - 0.3], [rate], yerr=[err], color=GREY, marker="s", markersize=4,
-                       capsize=2, linestyle="none", label=text["warm"] if i == 0 else None)
-        for j, (run, colour) in enumerate(zip(data["seeds"], COLOURS)):
-            rate, err = run["fresh"][split]
-            right.errorbar([i - 0.05 + 0.15 * j], [rate], yerr=[err], color=colour, marker="D",
-                           markersize=4, capsize=2, linestyle="none")
-        t, level = data["control"][split]
-        same_t = len({data["control"][s][0] for s in SPLITS}) == 1
-        label = text["control"].format(t=t) if same_t else text["control_any"]
-        right.hlines(level, i - 0.45, i + 0.45, colors=GREY, linestyles="--",
-                     label=label if i == 0 else None)
-    right.set_xticks(range(len(SPLITS)), text["ticks"])
-    right.set_xlim(-0.6, len(SPLITS) - 0.4)
-    right.set_ylim(0, 0.7)
-    right.set_title(text["fresh"], fontsize="medium")
-    right.legend(loc="upper right", fontsize="x-small")
+    fresh_panel(right, data["warm"], data["control"],
+                [(run["fresh"], colour) for run, colour in zip(data["seeds"], COLOURS)], text)
     fig.tight_layout()
     return fig
