@@ -2681,6 +2681,33 @@ def placement_halves(tasks, placements):
     return {"RL's placements": [t for t in tasks if task_group(t) in placements],
             'unseen placements': [t for t in tasks if task_group(t) not in placements]}
 
+
+def expert_path_probs(model, env, tasks, tok):
+    """Per task, the exact probability that sampling at T=1 plays the expert's episode: one
+    teacher-forced pass (Section 6.8's expert_path_logprob), exponentiated."""
+    return [math.exp(v) for v in expert_path_logprob(model, env, tasks, tok)]
+
+
+def rl_setting(lab, warm_record, model, env, tok):
+    """This section's setting, rebuilt for the run `lab` (a gym_v2_rl record) of the warm start
+    `model` (warm_record: its record, with the evaluation task ids) and checked against the
+    record -> (RL's placements, RL's tasks: their variants 0-7, built and validated through
+    `env`, {half: the warm start's held-out evaluation tasks on it}, {half: the expert-path
+    probability of each of those tasks now})."""
+    tasks = make_variant_tasks(validate=False)     # all validated in the lab: the lab's ids
+    placements = rl_placements(tasks)
+    rl_tasks = group_tasks(placements, range(TRAIN_VARIANTS), 'rl', first_id=len(tasks), env=env)
+    if sorted(placements) != [tuple(g) for g in lab['rl_groups']] or len(rl_tasks) != lab['rl_tasks']:
+        raise ValueError("the rebuilt placements or tasks are not the lab's")
+    by_id = {t.id: t for t in tasks}
+    halves = placement_halves([by_id[i] for i in warm_record['eval_task_ids']['heldout']],
+                              placements)
+    probs = {name: expert_path_probs(model, env, ts, tok) for name, ts in halves.items()}
+    for name, key in (("RL's placements", 'rl_groups'), ('unseen placements', 'heldout')):
+        if abs(sum(probs[name]) / len(probs[name]) - lab[f'{key}_expert_path_curve'][0][1]) > 1e-6:
+            raise ValueError(f"the expert path on {name} is not the lab's at update 0")
+    return placements, rl_tasks, halves, probs
+
 # ---- saved in 07-advantages.md ----
 def mean_per_task(runs):
     """Per-task rates of several runs (equal-length lists, same tasks in the same order) ->

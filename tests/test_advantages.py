@@ -370,3 +370,18 @@ def test_rl_placements_half_the_heldout_placements_and_placement_halves_cut_by_t
     loaded = arl.load_checkpoint(tmp_path / 'a.pt')
     ids = torch.tensor([[1, 5, 7]])
     assert not loaded.training and torch.equal(loaded(ids)[0], model(ids)[0])
+
+
+def test_rl_setting_raises_unless_it_rebuilds_the_labs_setting():
+    """Section 7.7's rl_setting checks what it rebuilt against a lab's record: a record that
+    counts one task more, or a model that is not the record's warm start, is refused."""
+    lab = load_lab('gym_v2_rl_hg_rloo_lr3e-4')
+    warm_record = load_lab('gym_v2_hint_recovery_3000')
+    stranger = arl.TinyAgent(seed=1).eval()          # not the warm start: other expert paths
+    tok = arl.CharTokenizer()
+    with arl.SandboxPool(workers=1) as pool:
+        env = arl.HintedBugFixEnv(hint=True, cache={}, sandbox=pool.run)
+        with pytest.raises(ValueError, match="not the lab's"):
+            arl.rl_setting(dict(lab, rl_tasks=lab['rl_tasks'] + 1), warm_record, stranger, env, tok)
+        with pytest.raises(ValueError, match='expert path'):
+            arl.rl_setting(lab, warm_record, stranger, env, tok)
