@@ -1,0 +1,19 @@
+"""Long inline code breaks inside the text column instead of widening a phone's page.
+
+Sphinx's stylesheet keeps each word of an inline literal on one line (``span.pre`` is
+``white-space: nowrap``), so a path such as ``scripts/figures/ch07_rloo_new_placements.py`` in a
+figure caption made the whole page scroll sideways at 390 px. The rule here lets such a word
+break where it must; words that fit are laid out as before.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+STYLE = "inline-code.css"
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("ext.callouts")  # serves ext/static, where the stylesheet is
+    app.add_css_file(STYLE)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
