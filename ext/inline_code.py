@@ -1,9 +1,10 @@
-"""Long inline code breaks inside the text column instead of widening a phone's page.
+"""Long inline code in a figure caption breaks instead of widening a phone's page.
 
 Sphinx's stylesheet keeps each word of an inline literal on one line (``span.pre`` is
 ``white-space: nowrap``), so a path such as ``scripts/figures/ch07_rloo_new_placements.py`` in a
 figure caption made the whole page scroll sideways at 390 px. The rule here lets such a word
-break where it must; words that fit are laid out as before.
+break where it must, in captions only: in running text and callouts a break after a hyphen would
+split a flag such as ``--train-on``, so long literals there are the author's to avoid.
 """
 
 from __future__ import annotations
