@@ -86,13 +86,9 @@ def test_rl_lab_advantages_by_hand():
         gym_v2_rl.advantages(r, 'ppo')
 
 
-def test_rl_groups_are_half_the_heldout_groups_and_restrict_cuts_by_position():
+def test_restrict_cuts_an_evaluation_by_position():
+    """(The placements it cuts by are arl.rl_placements', tested in tests/test_advantages.py.)"""
     import gym_v2_rl
-    tasks = [gym_v2.VariantTask(id=i, func='f', kind='k', line=i % 5, code='', solution='',
-                                fix='', visible=(), hidden=(), split='heldout', template='t')
-             for i in range(10)]
-    groups = arl.rl_placements(tasks, gym_v2_rl.RL_GROUP_SEED)
-    assert len(groups) == 2 and groups == arl.rl_placements(tasks)   # drawn once, fixed
     result = {'t1': {'rate': 0.5, 'per_task': [1.0, 0.0, 0.5, 0.5]}, 'control_temperature': 't1'}
     cut = gym_v2_rl.restrict(result, [0, 2])
     assert cut == {'t1': {'rate': 0.75, 'per_task': [1.0, 0.5]}}

@@ -91,7 +91,6 @@ EVAL_EVERY = 25
 MAX_TURNS = 8
 METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'reinforce', 'ppo')
 PPO = dict(epochs=2, minibatches=2, lam=1.0)   # Chapter 8's ppo_update: 4 clipped steps per batch
-RL_GROUP_SEED = 'rl-groups'  # fixed across RL seeds: every seed evaluates the same groups
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
                              # sampled at it, so a gain at one temperature is compared there too
 
@@ -202,12 +201,13 @@ def main():
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    model = arl.load_checkpoint(RESULTS / f'gym_v2_{args.warm}.pt')
-    config = torch.load(RESULTS / f'gym_v2_{args.warm}.pt', weights_only=True)['model_config']
+    warm_path = RESULTS / f'gym_v2_{args.warm}.pt'
+    model = arl.load_checkpoint(warm_path)
+    config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
     by_id = {t.id: t for t in tasks}
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
-    placements = arl.rl_placements(tasks, RL_GROUP_SEED) if args.train_on != 'train' else set()
+    placements = arl.rl_placements(tasks) if args.train_on != 'train' else set()
     hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
@@ -227,7 +227,7 @@ def main():
     if critic is not None:
         trainable = list(critic.parameters())
     opt = torch.optim.Adam(trainable, lr=args.lr)
-    ref = arl.load_checkpoint(RESULTS / f'gym_v2_{args.warm}.pt') if args.kl_coef else None
+    ref = arl.load_checkpoint(warm_path) if args.kl_coef else None
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)

@@ -8,9 +8,9 @@ episodes; :func:`compute` checks that they agree, as the chapters' cells do.
 
 Per method, the seeds are averaged: the expert-path curves update by update, and the fresh
 solve rates task by task (the mean over seeds of each task's rate, then the mean over tasks,
-with the standard error over tasks of those per-task means: ``arl.mean_per_task`` and
-``arl.mean_se``). The sharpening control is the warm start at its best temperature
-(``arl.sharpening_control``: the highest rate among the ``t<T>`` keys, a tie going to T=1).
+with the standard error over tasks of those per-task means: ``arl.seeds_per_task`` and
+``arl.mean_se``, as the chapters compute them). The sharpening control is the warm start at its
+best temperature (``arl.sharpening_control``).
 
 :func:`draw` makes the two panels of Section 7.7's figure, one colour per method instead of per
 seed: left, each method's mean expert-path probability (thin lines: its seeds), solid on RL's
@@ -21,11 +21,12 @@ instances next to the warm start at T=1 and the control (dashed). Nothing is tra
 from __future__ import annotations
 
 import json
-import math
 
 import matplotlib.pyplot as plt
 
 from _common import GREY, ROOT, WIDTH_IN, rounded
+
+import agentrl as arl
 
 RESULTS = ROOT / "book" / "labs" / "results"
 SPLITS = ("rl_groups", "heldout")
@@ -63,23 +64,14 @@ def text(names: dict[str, dict[str, str]]) -> dict:
     return {locale: {**words, "names": names[locale]} for locale, words in WORDS.items()}
 
 
-def mean_se(values: list[float]) -> tuple[float, float]:
-    """Mean and standard error s / sqrt(n), s with n - 1 (``arl.mean_se``)."""
-    n = len(values)
-    mean = sum(values) / n
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
-
-
 def warm_and_control(sweep: dict) -> tuple[dict, dict]:
     """From a fresh file's ``control`` (the warm start, per split and key): per split, the warm
     start's T=1 [rate, stderr] and the control's [temperature, rate]."""
     warm, control = {}, {}
     for split in SPLITS:
-        rates = sweep[split]
-        best = max((k for k in rates if k.startswith("t")),
-                   key=lambda k: (rates[k]["rate"], k == "t1"))
-        warm[split] = rounded([rates["t1"]["rate"], rates["t1"]["stderr"]])
-        control[split] = [best[1:], round(rates[best]["rate"], 4)]
+        best, _ = arl.sharpening_control(sweep, split)
+        warm[split] = rounded([sweep[split]["t1"]["rate"], sweep[split]["t1"]["stderr"]])
+        control[split] = [best[1:], round(sweep[split][best]["rate"], 4)]
     return warm, control
 
 
@@ -97,10 +89,7 @@ def method(stem: str) -> tuple[dict, dict]:
         out["curves"][split] = [[[u, round(p, 4)] for u, p in curve] for curve in curves]
         out["mean"][split] = [[u, round(sum(ps) / len(ps), 4)]
                               for u, *ps in zip(updates, *([p for _, p in c] for c in curves))]
-        per_seed = [fresh["trained"][tag][split]["t1"]["per_task"] for tag in fresh["runs"]]
-        if len({len(rates) for rates in per_seed}) != 1:
-            raise ValueError(f"{stem}: the seeds rate different numbers of {split} tasks")
-        out["fresh"][split] = rounded(mean_se([sum(r) / len(r) for r in zip(*per_seed)]))
+        out["fresh"][split] = rounded(arl.mean_se(arl.seeds_per_task(fresh, split, "t1")))
     return out, fresh["control"]
 
 

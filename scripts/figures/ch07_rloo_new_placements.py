@@ -18,41 +18,19 @@ import json
 
 import matplotlib.pyplot as plt
 
-from _common import BLUE, GREEN, ORANGE, ROOT, WIDTH_IN, rounded
-from _new_placements import fresh_panel, warm_and_control
+from _common import BLUE, GREEN, ORANGE, WIDTH_IN, rounded
+from _new_placements import RESULTS, SPLITS, WORDS, fresh_panel, warm_and_control
 
 NAME = "ch07-rloo-new-placements"
 CHAPTER = "07-advantages.md"
-RESULTS = ROOT / "book" / "labs" / "results"
 FRESH = RESULTS / "gym_v2_rl_fresh_hg_rloo_lr3e-4.json"
 COLOURS = (BLUE, ORANGE, GREEN)
-SPLITS = ("rl_groups", "heldout")
-TEXT = {
-    "en": {
-        "xlabel": "update (64 sampled episodes each)",
-        "ylabel": "probability of the expert's episode",
-        "rl_groups": "RL's placements",
-        "heldout": "unseen placements",
-        "ticks": ("RL's\nplacements", "unseen\nplacements"),
-        "seed": "seed {seed}",
-        "fresh": "solve rate at T=1, fresh instances",
-        "warm": "warm start",
-        "control": "control (warm start at T={t})",
-        "control_any": "control (warm start at its best T)",
-    },
-    "zh": {
-        "xlabel": "更新步（每步采样 64 个回合）",
-        "ylabel": "专家回合的概率",
-        "rl_groups": "RL 训练过的位置",
-        "heldout": "未见过的位置",
-        "ticks": ("RL 训练过\n的位置", "未见过\n的位置"),
-        "seed": "种子 {seed}",
-        "fresh": "新实例上 T=1 的解决率",
-        "warm": "热启动策略",
-        "control": "对照（热启动策略，T={t}）",
-        "control_any": "对照（热启动策略，最佳温度）",
-    },
-}
+# The words of the method figures (_new_placements.WORDS), with one line per seed, not per method.
+TEXT = {locale: {**WORDS[locale], **own} for locale, own in {
+    "en": {"ylabel": "probability of the expert's episode", "seed": "seed {seed}",
+           "fresh": "solve rate at T=1, fresh instances"},
+    "zh": {"ylabel": "专家回合的概率", "seed": "种子 {seed}", "fresh": "新实例上 T=1 的解决率"},
+}.items()}
 
 
 def compute() -> dict:

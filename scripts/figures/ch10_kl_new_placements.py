@@ -1,20 +1,12 @@
 """Chapter 10, Section 10.7: RLOO with and without a KL penalty (beta = 0.1) on placements the
-warm start never saw, three seeds each.
-
-Data: the committed results of ``book/labs/gym_v2_rl.py --train-on heldout-groups --method rloo``
-without and with ``--kl-coef 0.1`` (``gym_v2_rl_hg_rloo{,_kl0.1}_lr3e-4{,_s1,_s2}.json``) and of
-``book/labs/gym_v2_rl_fresh.py`` on each arm's three policies
-(``gym_v2_rl_fresh_hg_rloo{,_kl0.1}_lr3e-4.json``); the chapter reads the same files.
-
-Left: the exact probability of the expert's episode (teacher-forced, T=1, mean over tasks) every
-25 updates, per arm the mean of its seeds (thin: each seed), on RL's placements (solid) and on
-the unseen placements (dotted). Right: solve rates at T=1 on fresh instances, each arm's seeds
-averaged per task, with one standard error over tasks, next to the warm start at T=1 and the
-sharpening control (dashed). The shared logic is ``_new_placements.py``; the figure draws what
-the labs recorded and trains nothing.
+warm start never saw, three seeds each: ``gym_v2_rl_hg_rloo{,_kl0.1}_lr3e-4{,_s1,_s2}.json`` and
+their fresh-instance evaluations ``gym_v2_rl_fresh_hg_rloo{,_kl0.1}_lr3e-4.json``, the files the
+chapter reads. What is drawn, and how the seeds are averaged: ``_new_placements.py``.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import _new_placements as shared
 from _common import BLUE, ORANGE
@@ -25,10 +17,5 @@ METHODS = (("rloo", "hg_rloo_lr3e-4", BLUE), ("kl", "hg_rloo_kl0.1_lr3e-4", ORAN
 TEXT = shared.text({"en": {"rloo": "RLOO", "kl": "RLOO + KL 0.1"},
                     "zh": {"rloo": "RLOO", "kl": "RLOO + KL 0.1"}})
 
-
-def compute() -> dict:
-    return shared.compute(METHODS)
-
-
-def draw(data: dict, text: dict):
-    return shared.draw(data, text)
+compute = partial(shared.compute, METHODS)
+draw = shared.draw
