@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from . import kernel_guard
@@ -72,6 +73,16 @@ def cell_runs(cells) -> list[CellRun]:
     return runs
 
 
+def socket_files_in(directory: Path) -> Config:
+    """Kernel configuration: talk over Unix sockets in ``directory`` instead of TCP ports.
+
+    Over TCP, jupyter_client picks free ports and the kernel binds them a moment later; two
+    kernels starting at once (the checker runs two) can pick the same port, and the second dies
+    with ``Address already in use``. Socket files in each run's own directory cannot collide.
+    """
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(directory / "kernel")}})
+
+
 @dataclass
 class ChapterRun:
     runs: list[CellRun]
@@ -92,7 +103,8 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agentrl-check-") as cwd:
         client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                                resources={"metadata": {"path": cwd}})
+                                resources={"metadata": {"path": cwd}},
+                                config=socket_files_in(Path(cwd)))
         try:
             book_dir = chapter.path.resolve().parent.parent  # book/<locale>/NN.md -> book/
             client.execute(env=kernel_environment(staged_dir, book_dir, threads, numeric), cwd=cwd)

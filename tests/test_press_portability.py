@@ -145,3 +145,41 @@ def test_numeric_paths_differ_from_the_native_one():
     for path in toolchain.NUMERIC_PATHS:
         assert path.variables and set(path.variables) <= set(toolchain.NUMERIC_VARIABLES)
     assert len({p.threads for p in toolchain.NUMERIC_PATHS}) == 2  # 1 and 2 threads both run
+
+
+TRANSPORT_CHAPTER = """---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# 1. Transport
+
+```{code-cell} ipython3
+import json
+import sys
+
+connection_file = sys.argv[sys.argv.index('-f') + 1]
+print(json.load(open(connection_file))['transport'])
+```
+"""
+
+
+def test_kernels_started_at_once_talk_over_their_own_socket_files(tmp_path):
+    """Over TCP two kernels starting at once could pick the same free port (CI saw one die with
+    ``Address already in use``); the checker's kernels use socket files in their own directory."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ext.chapters import read_chapter
+    from ext.execute import run_chapter
+
+    path = tmp_path / "book" / "en" / "01-transport.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(TRANSPORT_CHAPTER)
+    chapter_ = read_chapter(path)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: run_chapter(chapter_, tmp_path, timeout=60), range(4)))
+    for result in results:
+        assert result.failure is None and not result.runs[0].error, result.runs[0].error
+        assert [run.stdout for run in result.runs] == ["ipc\n"]
