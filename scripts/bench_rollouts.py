@@ -3,6 +3,8 @@
     python scripts/bench_rollouts.py                           # 64 episodes, 40 sandbox calls
     python scripts/bench_rollouts.py --episodes 8 --calls 5    # a quick run (the tests use it)
     python scripts/bench_rollouts.py --out book/labs/results/bench_rollouts.json
+    python scripts/bench_rollouts.py --kernels    # also: the share of the fast step in ATen's
+                                                  # matmul and attention kernels
 
 Sampling: rollout, one episode at a time with a fresh sandbox process per call, against
 rollout_batch (episodes in lockstep through one KV cache, a SandboxPool), on the same
@@ -11,7 +13,10 @@ log-probability difference. Update: Chapter 9's grpo_step (one padded batch, plu
 forward pass for logp_old) against one step on trajectory_logprobs (length buckets, logp_old
 = logp.detach(), exact for a single optimiser step per batch), from the same weights on the same
 episodes. Sandbox: the median wall time of a `test` call through BugFixEnv, fresh process
-against pre-forked worker. Torch runs on one thread. Times are wall-clock seconds and, since
+against pre-forked worker. With --kernels, the fast step runs once more under torch's
+profiler, which sums the time spent inside the matrix-multiply and attention kernels: a floor
+that no rearranging of the Python around them can go below, short of changing the model, the
+episodes' lengths or the precision. Torch runs on one thread. Times are wall-clock seconds and, since
 the machine may be shared, also the CPU seconds of this process (sandbox work in other
 processes is not in the CPU figure).
 """
@@ -124,6 +129,54 @@ def sandbox(task, calls, pool):
     return out
 
 
+KERNELS = {"matmul": ("aten::mm", "aten::addmm", "aten::bmm"),
+           "attention": ("aten::_scaled_dot_product_flash_attention_for_cpu",
+                         "aten::_scaled_dot_product_flash_attention_for_cpu_backward")}
+
+
+def kernel_seconds(fn):
+    """Run fn() under torch's profiler -> (wall seconds, {kernel family: seconds inside it})."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter()
+        fn()
+        wall = time.perf_counter() - start
+    self_us = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
+    return wall, {family: sum(self_us.get(name, 0) for name in names) / 1e6
+                  for family, names in KERNELS.items()}
+
+
+def kernels(model, tok, tasks, seed, pool):
+    """The fast step's sampling and update, each under the profiler, from the same weights."""
+    repeated = [t for t in tasks for _ in range(GROUP_SIZE)]
+    env = arl.BugFixEnv(cache={}, sandbox=pool.run)
+    episodes = []
+    with torch.no_grad():
+        wall_s, inside_s = kernel_seconds(lambda: episodes.extend(arl.rollout_batch(
+            model, env, repeated, tok, group_seeds(len(repeated), seed))))
+    groups = [episodes[i:i + GROUP_SIZE] for i in range(0, len(episodes), GROUP_SIZE)]
+    model = copy.deepcopy(model)
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    wall_u, inside_u = kernel_seconds(lambda: bucketed_grpo_step(model, opt, groups))
+    return {"sampling_s": wall_s, "sampling_kernels_s": inside_s,
+            "update_s": wall_u, "update_kernels_s": inside_u}
+
+
+def report_kernels(k):
+    lines = [f"{'under the profiler':28}{'wall s':>10}" + "".join(f"{f + ' s':>12}" for f in KERNELS)
+             + f"{'floor share':>13}"]
+    floor = 0.0
+    for part in ("sampling", "update"):
+        inside = k[f"{part}_kernels_s"]
+        floor += sum(inside.values())
+        lines.append(f"{part:28}{k[f'{part}_s']:10.3f}"
+                     + "".join(f"{inside[f]:12.3f}" for f in KERNELS)
+                     + f"{sum(inside.values()) / k[f'{part}_s']:13.2f}")
+    lines.append(f"matmul and attention kernels alone: {floor:.3f} s per GRPO step")
+    return "\n".join(lines)
+
+
 def report(res):
     s, u, b = res["sampling"], res["update"], res["sandbox"]
     n, tokens = s["episodes"], s["tokens"]
@@ -152,10 +205,12 @@ def report(res):
     lines.append(f"{'sandbox test call ms':28}{b['fresh_ms']:16.2f}{b['preforked_ms']:12.2f}"
                  f"{b['fresh_ms'] / b['preforked_ms']:8.1f}   (fresh vs pre-forked, median)")
     lines.append("protections: " + ", ".join(b["protections"]))
+    if "kernels" in res:
+        lines.append(report_kernels(res["kernels"]))
     return "\n".join(lines)
 
 
-def run(episodes=64, calls=40, seed=0, workers=1):
+def run(episodes=64, calls=40, seed=0, workers=1, with_kernels=False):
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     tok = arl.CharTokenizer()
@@ -167,6 +222,8 @@ def run(episodes=64, calls=40, seed=0, workers=1):
         res["sampling"], groups = sampling(model, tok, tasks, seed, pool)
         res["update"] = update(model, groups)
         res["sandbox"] = sandbox(train[0], calls, pool)
+        if with_kernels:
+            res["kernels"] = kernels(model, tok, tasks, seed, pool)
     res["config"] = {"episodes": len(tasks) * GROUP_SIZE, "group_size": GROUP_SIZE,
                      "calls": calls, "seed": seed, "sandbox_workers": workers,
                      "torch_threads": torch.get_num_threads()}
@@ -179,9 +236,11 @@ def main(argv=None):
     parser.add_argument("--calls", type=int, default=40, help="sandbox calls per path")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="SandboxPool workers")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also time the fast step's matmul and attention kernels")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON")
     args = parser.parse_args(argv)
-    res = run(args.episodes, args.calls, args.seed, args.workers)
+    res = run(args.episodes, args.calls, args.seed, args.workers, args.kernels)
     print(report(res))
     if args.out:
         tmp = args.out.with_suffix(".tmp")

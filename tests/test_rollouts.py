@@ -113,7 +113,7 @@ def test_trajectory_logprobs_match_one_padded_batch(gym, warm):
 def test_benchmark_runs_at_a_small_size(capsys):
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench_rollouts
-    res = bench_rollouts.run(episodes=8, calls=3)
+    res = bench_rollouts.run(episodes=8, calls=3, with_kernels=True)
     text = bench_rollouts.report(res)
     assert res["sampling"]["episodes"] == 8
     assert res["sampling"]["same_episodes"] == 8
@@ -121,5 +121,10 @@ def test_benchmark_runs_at_a_small_size(capsys):
     assert res["update"]["loss_diff"] < 1e-5
     assert res["update"]["max_weight_diff"] <= 1e-5
     for label in ("sampling wall s", "episodes/s", "tokens/s", "update wall s",
-                  "GRPO step wall s", "sandbox test call ms", "protections:"):
+                  "GRPO step wall s", "sandbox test call ms", "protections:",
+                  "matmul and attention kernels alone"):
         assert label in text
+    for part in ("sampling", "update"):      # the profiler found both kernel families
+        inside = res["kernels"][f"{part}_kernels_s"]
+        assert 0 < inside["matmul"] and 0 < inside["attention"]
+        assert sum(inside.values()) < res["kernels"][f"{part}_s"]
