@@ -24,8 +24,8 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
   notebook.
 * ``ext.reference``: The library reference page: every ``agentrl`` symbol, generated from the
   chapters' saves.
-* ``ext.inline_code``: Long inline code in a figure caption breaks instead of widening a phone's
-  page.
+* ``ext.inline_code``: Long inline code breaks after a ``/``, ``_`` or ``.`` instead of widening a
+  phone's page.
 
 Pure modules, shared with ``scripts/`` and not importing Sphinx:
 

@@ -1,20 +1,48 @@
-"""Long inline code in a figure caption breaks instead of widening a phone's page.
+"""Long inline code breaks after a ``/``, ``_`` or ``.`` instead of widening a phone's page.
 
-Sphinx's stylesheet keeps each word of an inline literal on one line (``span.pre`` is
-``white-space: nowrap``), so a path such as ``scripts/figures/ch07_rloo_new_placements.py`` in a
-figure caption made the whole page scroll sideways at 390 px. The rule here lets such a word
-break where it must, in captions only: in running text and callouts a break after a hyphen would
-split a flag such as ``--train-on``, so long literals there are the author's to avoid.
+Sphinx writes each word of an inline literal as ``<span class="pre">`` with ``white-space:
+nowrap``, so a path such as ``results/gym_v2_rl_fresh_hg_rloo_lr3e-4.json`` made the whole page
+scroll sideways at 390 px. Letting such a word wrap anywhere would also break after a hyphen and
+split a flag such as ``--train-on``. So each long word is cut, after every ``/``, ``_`` and
+``.``, into pieces that each stay ``nowrap``, with a ``<wbr>`` between them: a line may end
+there and nowhere else, and a copied path has no extra character in it.
 """
 
 from __future__ import annotations
 
+import html
+import re
+
 from sphinx.application import Sphinx
 
 STYLE = "inline-code.css"
+WORD = re.compile(r'<span class="pre">([^<]+)</span>')
+BREAK_AFTER = re.compile(r"(?<=[/_.])(?=.)")
+
+
+def breakable(body: str, min_chars: int) -> str:
+    """``body`` with every inline-code word of at least ``min_chars`` characters cut into
+    nowrap pieces joined by ``<wbr>``, after each ``/``, ``_`` and ``.``."""
+    def cut(match: re.Match) -> str:
+        word = match.group(1)
+        if len(html.unescape(word)) < min_chars:
+            return match.group(0)
+        return "<wbr>".join(f'<span class="pre">{piece}</span>'
+                            for piece in BREAK_AFTER.split(word))
+    return WORD.sub(cut, body)
+
+
+def add_break_opportunities(app: Sphinx, pagename: str, templatename: str, context: dict,
+                            doctree) -> None:
+    if "body" in context:
+        context["body"] = breakable(context["body"], app.config.inline_code_break_chars)
 
 
 def setup(app: Sphinx) -> dict:
+    app.add_config_value("inline_code_break_chars", 24, "html", types=[int],
+                         description="inline-code words this long or longer may break after "
+                                     "/ _ and . (shorter ones never break)")
     app.setup_extension("ext.callouts")  # serves ext/static, where the stylesheet is
     app.add_css_file(STYLE)
+    app.connect("html-page-context", add_break_opportunities)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,7 +12,9 @@ node inside the text column and the window, its labels at a readable size, with 
 around it (screenshots go to ``_build/screenshots/``); clicking the language switch of a page
 lands on the same page in the other language; typing a word of chapter 0 into the search box
 finds chapter 0; a chapter page shows its execution record and a notebook link, and its code
-cells a working copy button; and no HTML or CSS file references anything remote.
+cells a working copy button; no page of the book scrolls sideways on a phone, and a long inline
+path breaks only where ``ext.inline_code`` allows; and no HTML or CSS file references anything
+remote.
 """
 
 from __future__ import annotations
@@ -471,6 +473,39 @@ def test_code_cells_have_a_copy_button_and_outputs_do_not(site, visit, locale):
 def remote_in_css(css: str) -> list[str]:
     css = CSS_COMMENT.sub("", css)
     return CSS_URL.findall(css) + CSS_IMPORT.findall(css)
+
+
+# --- phone width ---------------------------------------------------------------------------------
+
+PAGE_WIDTH = """() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"""
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_no_page_scrolls_sideways_on_a_phone(site, visit, locale):
+    """A long inline literal (a path, a flag) must wrap inside the column, not widen the page:
+    a page wider than the phone's window makes every line of it scroll sideways."""
+    pages = sorted(p.name for p in (site / locale).glob("*.html")
+                   if p.name[0].isdigit() or p.name[0] in "AB" or p.stem in ("index", "sources"))
+    assert len(pages) > 10
+    page = visit(chapter_url(site, locale), "phone").page
+    wide = {}
+    for name in pages:
+        page.goto(chapter_url(site, locale, name))
+        scroll, window = page.evaluate(PAGE_WIDTH)
+        if scroll > window:
+            wide[name] = scroll
+    assert not wide, f"{locale}: pages wider than the 390 px window: {wide}"
+
+
+def test_a_long_inline_path_breaks_only_after_a_slash_an_underscore_or_a_dot(site, visit):
+    page = visit(chapter_url(site, "en", "07-advantages.html"), "phone").page
+    code = page.locator("code.literal", has_text="gym_v2_rl_fresh_hg_reinforce_lr3e-4.json").first
+    assert code.locator("wbr").count() > 3
+    pieces = code.locator("span.pre").all_inner_texts()
+    assert "".join(pieces) == "results/gym_v2_rl_fresh_hg_reinforce_lr3e-4.json"
+    assert all(p[-1] in "/_." for p in pieces[:-1]), pieces       # never after the hyphen
+    assert page.evaluate("(c) => getComputedStyle(c.querySelector('span.pre')).whiteSpace",
+                         code.element_handle()) == "nowrap"
 
 
 def test_no_page_or_stylesheet_references_the_network(site):
