@@ -5,7 +5,9 @@ nowrap``, so a path such as ``results/gym_v2_rl_fresh_hg_rloo_lr3e-4.json`` made
 scroll sideways at 390 px. Letting such a word wrap anywhere would also break after a hyphen and
 split a flag such as ``--train-on``. So each long word is cut, after every ``/``, ``_`` and
 ``.``, into pieces that each stay ``nowrap``, with a ``<wbr>`` between them: a line may end
-there and nowhere else, and a copied path has no extra character in it.
+there and nowhere else, and a copied path has no extra character in it. A plain word wider
+than the column (a 40-digit commit hash in the sources) may break anywhere; the stylesheet says
+so for the article.
 """
 
 from __future__ import annotations
