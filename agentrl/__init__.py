@@ -2534,6 +2534,35 @@ def expert_path_logprob(model, env, tasks, tokenizer, temperature=1.0, policy=ex
         out += (logp * mask).sum(-1).tolist()
     return out
 
+# ---- saved in 06-policy-gradient.md ----
+def expert_path_probs(model, env, tasks, tok):
+    """Per task, the exact probability that sampling at T=1 plays the expert's episode: one
+    teacher-forced pass (Section 6.8's expert_path_logprob), exponentiated."""
+    return [math.exp(v) for v in expert_path_logprob(model, env, tasks, tok)]
+
+
+def expert_path_table(model, env, halves, before, tok, largest_rise=False):
+    """The expert-path probabilities of model on each half, against `before` ({half: the
+    per-task probabilities of the same tasks, in the same order}), paired by task -> the lines
+    of a table: mean before and after, the paired difference, and how many tasks moved by more
+    than 0.01 each way; with largest_rise, also the task that rose most on each half."""
+    lines = [f"{'expert path':18s}{'before':>8s}{'after':>8s}   paired difference"
+             f"   moved by > 0.01"]
+    for name, tasks in halves.items():
+        after = expert_path_probs(model, env, tasks, tok)
+        diff, se = paired(after, before[name])
+        moved = [a - b for a, b in zip(after, before[name])]
+        up, down = sum(d > 0.01 for d in moved), sum(d < -0.01 for d in moved)
+        lines.append(f'{name:18s}{sum(before[name]) / len(tasks):8.3f}'
+                     f'{sum(after) / len(tasks):8.3f}   {diff:+.3f} +- {se:.3f}'
+                     f'   {up:2d} up, {down} down')
+        if largest_rise:
+            top = max(range(len(tasks)), key=moved.__getitem__)
+            where = ':'.join(map(str, task_group(tasks[top])))
+            lines.append(f"{'':18s}largest rise: {where}, variant {tasks[top].variant}:"
+                         f' {before[name][top]:.3f} -> {after[top]:.3f}')
+    return '\n'.join(lines)
+
 # ---- saved in 07-advantages.md ----
 def rloo_advantages(rewards):
     """REINFORCE leave-one-out advantages of groups of episodes.
@@ -2680,34 +2709,6 @@ def placement_halves(tasks, placements):
     the others}, each in the order given."""
     return {"RL's placements": [t for t in tasks if task_group(t) in placements],
             'unseen placements': [t for t in tasks if task_group(t) not in placements]}
-
-
-def expert_path_probs(model, env, tasks, tok):
-    """Per task, the exact probability that sampling at T=1 plays the expert's episode: one
-    teacher-forced pass (Section 6.8's expert_path_logprob), exponentiated."""
-    return [math.exp(v) for v in expert_path_logprob(model, env, tasks, tok)]
-
-def expert_path_table(model, env, halves, before, tok, largest_rise=False):
-    """The expert-path probabilities of model on each half, against `before` ({half: the
-    per-task probabilities of the same tasks, in the same order}), paired by task -> the lines
-    of a table: mean before and after, the paired difference, and how many tasks moved by more
-    than 0.01 each way; with largest_rise, also the task that rose most on each half."""
-    lines = [f"{'expert path':18s}{'before':>8s}{'after':>8s}   paired difference"
-             f"   moved by > 0.01"]
-    for name, tasks in halves.items():
-        after = expert_path_probs(model, env, tasks, tok)
-        diff, se = paired(after, before[name])
-        moved = [a - b for a, b in zip(after, before[name])]
-        up, down = sum(d > 0.01 for d in moved), sum(d < -0.01 for d in moved)
-        lines.append(f'{name:18s}{sum(before[name]) / len(tasks):8.3f}'
-                     f'{sum(after) / len(tasks):8.3f}   {diff:+.3f} +- {se:.3f}'
-                     f'   {up:2d} up, {down} down')
-        if largest_rise:
-            top = max(range(len(tasks)), key=moved.__getitem__)
-            where = ':'.join(map(str, task_group(tasks[top])))
-            lines.append(f"{'':18s}largest rise: {where}, variant {tasks[top].variant}:"
-                         f' {before[name][top]:.3f} -> {after[top]:.3f}')
-    return '\n'.join(lines)
 
 
 def rl_setting(lab, warm_record, model, env, tok):

@@ -6,7 +6,8 @@
 A numbered chapter or Appendix A (not 00, B or sources) needs 4-8 numbered sections, the three
 closing sections in order (Design problems in practice / Summary / Exercises, in the locale's
 words from ``ext/locale_table.py``), at least 2 design problems, at least 4 exercises, and a
-Summary whose first item names the saved API. Problems are printed as ``file:line: message``.
+Summary whose first item names the saved API: every public symbol the chapter's ``#@save``
+cells define, in backticks. Problems are printed as ``file:line: message``.
 Word counts are of prose only (code cells, outputs and fenced blocks removed); a CJK locale is
 counted in characters.
 """
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ext.chapters import ChapterError, book_order, read_chapter  # noqa: E402
+from ext.library import save_block  # noqa: E402
 from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
 
 
@@ -77,9 +79,17 @@ def shape(path: Path, folder: str) -> Shape:
             problems.append(f"{where}{design_line}: {design_count} design problems (want >= 2)")
         if exercise_line and exercise_count < 4:
             problems.append(f"{where}{exercise_line}: {exercise_count} exercises (want >= 4)")
-        first_item = next((l for l in summary.splitlines() if l.strip()), "")
+        first_item = summary.strip().split("\n\n", 1)[0]
         if summary_line and locale.saved_api.lower() not in first_item.lower():
             problems.append(f"{where}{summary_line}: the Summary must open with the saved API")
+        elif summary_line:
+            listed = set(re.findall(r"`([^`]+)`", first_item))
+            saved = [n for c in chapter.cells if c.is_save
+                     for n in save_block(c, chapter).names if not n.startswith("_")]
+            left_out = [n for n in saved if n not in listed]
+            if left_out:
+                problems.append(f"{where}{summary_line}: the Summary's saved API leaves out "
+                                + ", ".join(f"`{n}`" for n in left_out))
     return Shape(words, sections, len(chapter.cells), sum(c.is_save for c in chapter.cells),
                  design_count, exercise_count, problems)
 

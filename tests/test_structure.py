@@ -48,3 +48,17 @@ def test_missing_closing_section_is_reported(tmp_path, capsys):
     chapter.write_text(text.replace("## Summary", "## Recap"), encoding="utf-8")
     assert check_structure.main(["--root", str(tmp_path)]) == 1
     assert f"{chapter}:1: no '## Summary' section" in capsys.readouterr().out
+
+
+def test_a_save_missing_from_the_summarys_saved_api_is_named(tmp_path, capsys):
+    chapter = _copy_book(tmp_path)
+    text = chapter.read_text(encoding="utf-8")
+    head, summary = text.split("## Summary", 1)
+    api, rest = summary.strip().split("\n\n", 1)
+    dropped = re.findall(r"`([^`]+)`", api)[0]
+    api = re.sub(rf"`{dropped}`,?\s*", "", api, count=1)
+    chapter.write_text(head + "## Summary\n\n" + api + "\n\n" + rest, encoding="utf-8")
+    line = head.count("\n") + 1
+    assert check_structure.main(["--root", str(tmp_path)]) == 1
+    assert (f"{chapter}:{line}: the Summary's saved API leaves out `{dropped}`"
+            in capsys.readouterr().out)
