@@ -16,8 +16,8 @@ episodes. Sandbox: the median wall time of a `test` call through BugFixEnv, fres
 against pre-forked worker. With --kernels, the fast step runs once more under torch's
 profiler, which sums the time spent inside the matrix-multiply and attention kernels: a floor
 that no rearranging of the Python around them can go below, short of changing the model, the
-episodes' lengths or the precision. Torch runs on one thread. Times are wall-clock seconds and, since
-the machine may be shared, also the CPU seconds of this process (sandbox work in other
+episodes' lengths or the precision. Torch runs on one thread. Times are wall-clock seconds and,
+since the machine may be shared, also the CPU seconds of this process (sandbox work in other
 processes is not in the CPU figure).
 """
 
