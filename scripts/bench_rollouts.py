@@ -164,8 +164,8 @@ def kernels(model, tok, tasks, seed, pool):
 
 
 def report_kernels(k):
-    lines = [f"{'under the profiler':28}{'wall s':>10}" + "".join(f"{f + ' s':>12}" for f in KERNELS)
-             + f"{'floor share':>13}"]
+    lines = [f"{'under the profiler':28}{'wall s':>10}"
+             + "".join(f"{f + ' s':>12}" for f in KERNELS) + f"{'floor share':>13}"]
     floor = 0.0
     for part in ("sampling", "update"):
         inside = k[f"{part}_kernels_s"]

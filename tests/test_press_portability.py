@@ -10,6 +10,8 @@ torch itself may import what it likes.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from press_helpers import (
@@ -25,6 +27,8 @@ from press_helpers import (
 )
 
 from ext import toolchain
+from ext.chapters import read_chapter
+from ext.execute import run_chapter
 from ext.stage import kernel_display_name
 
 # Full float32 digits of large sums: the vectorised kernels, MKL's path and the thread count all
@@ -169,11 +173,6 @@ print(json.load(open(connection_file))['transport'])
 def test_kernels_started_at_once_talk_over_their_own_socket_files(tmp_path):
     """Over TCP two kernels starting at once could pick the same free port (CI saw one die with
     ``Address already in use``); the checker's kernels use socket files in their own directory."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ext.chapters import read_chapter
-    from ext.execute import run_chapter
-
     path = tmp_path / "book" / "en" / "01-transport.md"
     path.parent.mkdir(parents=True)
     path.write_text(TRANSPORT_CHAPTER)

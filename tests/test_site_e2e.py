@@ -477,7 +477,8 @@ def remote_in_css(css: str) -> list[str]:
 
 # --- phone width ---------------------------------------------------------------------------------
 
-PAGE_WIDTH = """() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"""
+PAGE_WIDTH = """() => [document.documentElement.scrollWidth,
+                        document.documentElement.clientWidth]"""
 
 
 @pytest.mark.parametrize("locale", LOCALES)
