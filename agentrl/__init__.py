@@ -2535,6 +2535,29 @@ def expert_path_logprob(model, env, tasks, tokenizer, temperature=1.0, policy=ex
     return out
 
 # ---- saved in 06-policy-gradient.md ----
+def load_checkpoint(path):
+    """A checkpoint file {'state_dict', 'model_config'}, as the labs save one -> the TinyAgent
+    it holds, in eval mode."""
+    state = torch.load(path, weights_only=True)
+    model = TinyAgent(**state['model_config'])
+    model.load_state_dict(state['state_dict'])
+    return model.eval()
+
+
+def rl_placements(tasks, seed='rl-groups'):
+    """Half of the held-out (template, line, kind) placements of make_variant_tasks' tasks,
+    drawn as book/labs/gym_v2_rl.py draws the ones RL trains on -> a set of placements."""
+    groups = sorted({task_group(t) for t in tasks if t.split == 'heldout'})
+    return set(random.Random(seed).sample(groups, len(groups) // 2))
+
+
+def placement_halves(tasks, placements):
+    """Evaluation tasks -> {"RL's placements": those on `placements`, 'unseen placements':
+    the others}, each in the order given."""
+    return {"RL's placements": [t for t in tasks if task_group(t) in placements],
+            'unseen placements': [t for t in tasks if task_group(t) not in placements]}
+
+
 def expert_path_probs(model, env, tasks, tok):
     """Per task, the exact probability that sampling at T=1 plays the expert's episode: one
     teacher-forced pass (Section 6.8's expert_path_logprob), exponentiated."""
@@ -2688,29 +2711,6 @@ class ValueHead(nn.Module):
         return p.head(h), self.value(h).squeeze(-1)                          # [B, T, V], [B, T]
 
 # ---- saved in 07-advantages.md ----
-def load_checkpoint(path):
-    """A checkpoint file {'state_dict', 'model_config'}, as the labs save one -> the TinyAgent
-    it holds, in eval mode."""
-    state = torch.load(path, weights_only=True)
-    model = TinyAgent(**state['model_config'])
-    model.load_state_dict(state['state_dict'])
-    return model.eval()
-
-
-def rl_placements(tasks, seed='rl-groups'):
-    """Half of the held-out (template, line, kind) placements of make_variant_tasks' tasks,
-    drawn as book/labs/gym_v2_rl.py draws the ones RL trains on -> a set of placements."""
-    groups = sorted({task_group(t) for t in tasks if t.split == 'heldout'})
-    return set(random.Random(seed).sample(groups, len(groups) // 2))
-
-
-def placement_halves(tasks, placements):
-    """Evaluation tasks -> {"RL's placements": those on `placements`, 'unseen placements':
-    the others}, each in the order given."""
-    return {"RL's placements": [t for t in tasks if task_group(t) in placements],
-            'unseen placements': [t for t in tasks if task_group(t) not in placements]}
-
-
 def rl_setting(lab, warm_record, model, env, tok):
     """This section's setting, rebuilt for the run `lab` (a gym_v2_rl record) of the warm start
     `model` (warm_record: its record, with the evaluation task ids) and checked against the

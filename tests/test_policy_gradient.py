@@ -357,3 +357,24 @@ def test_reinforce_seeds_support_the_chapter_claims():
         greedy = run["paired_diff"]["rl_greedy"]
         assert abs(greedy["mean"]) < 1.5 * greedy["stderr"]      # greedy: no detectable change
         assert run["after"]["heldout_t1"]["rate"] == 0.0         # nothing transferred
+
+
+def test_rl_placements_half_the_heldout_placements_and_placement_halves_cut_by_them(tmp_path):
+    def task(i, line, split):
+        return arl.VariantTask(id=i, func='f', kind='k', line=line, code='', solution='', fix='',
+                               visible=(), hidden=(), split=split, template='t')
+    tasks = [task(i, i % 5, 'heldout') for i in range(10)] + [task(10, 7, 'train')]
+    placements = arl.rl_placements(tasks)
+    assert len(placements) == 2 and placements == arl.rl_placements(tasks, 'rl-groups')
+    assert placements <= {('t', line, 'k') for line in range(5)}     # held-out placements only
+    halves = arl.placement_halves(tasks, placements)
+    assert list(halves) == ["RL's placements", 'unseen placements']
+    assert [t.id for t in halves["RL's placements"]] == [
+        t.id for t in tasks if arl.task_group(t) in placements]
+    assert len(halves["RL's placements"]) + len(halves['unseen placements']) == len(tasks)
+    model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=3)
+    torch.save({'state_dict': model.state_dict(),
+                'model_config': dict(d_model=16, n_layers=1, n_heads=2, seed=3)}, tmp_path / 'a.pt')
+    loaded = arl.load_checkpoint(tmp_path / 'a.pt')
+    ids = torch.tensor([[1, 5, 7]])
+    assert not loaded.training and torch.equal(loaded(ids)[0], model(ids)[0])
