@@ -5,6 +5,7 @@ helpers of the gym_v2 RL lab.
 Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'book' / 'labs')
 import agentrl as arl  # noqa: E402
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
+import gym_v2_warm_start  # noqa: E402
 
 
 def test_evaluate_uses_the_saved_functions():
@@ -114,6 +116,17 @@ def test_seeds_averaged_by_hand():
 
 def test_template_name():
     assert [gym_v2.template_name(t) for t in arl.TEMPLATES[:1]] == ['clamp']
+
+
+def test_a_record_names_the_machine_it_was_made_on(tmp_path, monkeypatch):
+    """Records replay bit for bit only on the same kind of CPU, so write_record stamps the CPU
+    and ATen's kernel set into every record, atomically, leaving no temporary file behind."""
+    monkeypatch.setattr(gym_v2_warm_start, 'RESULTS', tmp_path)
+    gym_v2_warm_start.write_record('r', {'lab': 'x'}, start=0.0)
+    record = json.loads((tmp_path / 'r.json').read_text())
+    assert record['lab'] == 'x' and set(record['machine']) == {'cpu', 'cpu_capability'}
+    assert record['machine']['cpu_capability'] in {'DEFAULT', 'AVX2', 'AVX512', 'ZVECTOR', 'VSX'}
+    assert record['machine']['cpu'] and list(tmp_path.iterdir()) == [tmp_path / 'r.json']
 
 
 def two_groups(rewards):

@@ -43,6 +43,7 @@ import argparse
 import json
 import pathlib
 import pickle
+import platform
 import random
 import sys
 import tempfile
@@ -68,12 +69,30 @@ UNSEEN = ('heldout', 'stretch')   # splits also evaluated without the line hint
 CHECKPOINTS = RESULTS     # --save writes results/gym_v2_TAG.pt (about 1-2 MB) for the RL lab
 
 
+def machine():
+    """The CPU a record was made on -> {'cpu': its model name, 'cpu_capability': ATen's kernels}.
+
+    A lab replays its record bit for bit on the same kind of CPU. On another one (another
+    vendor's matmul kernels, another instruction set) the last bits of a logit differ, a sampled
+    token eventually flips, and the episodes drift apart after some tens of updates: the record
+    then agrees in its statistics, not its digits. So every record names its machine."""
+    try:
+        cpuinfo = pathlib.Path('/proc/cpuinfo').read_text()
+    except OSError:                                   # not Linux
+        cpuinfo = ''
+    names = [line.split(':', 1)[1].strip() for line in cpuinfo.splitlines()
+             if line.startswith('model name')]
+    return {'cpu': names[0] if names else platform.processor() or 'unknown',
+            'cpu_capability': torch.backends.cpu.get_cpu_capability()}
+
+
 def write_record(name, record, start):
-    """Write results/NAME.json atomically (a temporary file, then a rename) and say so."""
+    """Write results/NAME.json atomically (a temporary file, then a rename), with the machine it
+    was made on, and say so."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f'{name}.json'
     tmp = out.with_suffix('.tmp')
-    tmp.write_text(json.dumps(record, indent=1) + '\n')
+    tmp.write_text(json.dumps({**record, 'machine': machine()}, indent=1) + '\n')
     tmp.replace(out)
     print('wrote', out, f'({time.time() - start:.0f} s in all)')
 
