@@ -2745,6 +2745,20 @@ def seeds_per_task(fresh, split, key):
     per-task rates on `split` at `key` ('t1', 't0.5' or 'greedy'), the seeds averaged."""
     return mean_per_task([fresh['trained'][tag][split][key]['per_task'] for tag in fresh['runs']])
 
+
+def same_evaluation(a, b, tol=1e-5):
+    """Two records of one model evaluated on the same tasks with the same episode seeds
+    ({split: {key: result}}, as gym_v2_rl_fresh.py records the warm start) -> whether they
+    agree: every sampled number equal, every expert-path probability within tol, since those
+    multiply a few hundred token probabilities whose last bits depend on the CPU."""
+    def agree(key, x, y):
+        if key != 'expert_path':
+            return x == y
+        return len(x['per_task']) == len(y['per_task']) and all(
+            abs(p - q) <= tol for p, q in zip(x['per_task'], y['per_task']))
+    return a.keys() == b.keys() and all(
+        a[s].keys() == b[s].keys() and all(agree(k, a[s][k], b[s][k]) for k in a[s]) for s in a)
+
 # ---- saved in 08-ppo.md ----
 import torch
 

@@ -364,3 +364,19 @@ def test_rl_setting_raises_unless_it_rebuilds_the_labs_setting():
             arl.rl_setting(dict(lab, rl_tasks=lab['rl_tasks'] + 1), warm_record, stranger, env, tok)
         with pytest.raises(ValueError, match='expert path'):
             arl.rl_setting(lab, warm_record, stranger, env, tok)
+
+
+def test_same_evaluation_wants_equal_samples_and_expert_paths_within_its_tolerance():
+    """Section 7.7's same_evaluation: the sampled numbers of two records of the warm start must
+    be equal; their expert-path probabilities may differ in the last bits, as on another CPU."""
+    def record(rate=0.5, prob=0.25):
+        return {'heldout': {'t1': {'rate': rate, 'per_task': [rate, 0.0]},
+                            'expert_path': {'mean_prob': prob, 'per_task': [prob, 0.125]}}}
+    assert arl.same_evaluation(record(), record())
+    assert arl.same_evaluation(record(), record(prob=0.25 + 8e-7))     # another CPU's rounding
+    assert not arl.same_evaluation(record(), record(prob=0.26))
+    assert not arl.same_evaluation(record(), record(rate=0.625))        # other episodes
+    assert not arl.same_evaluation(record(), {'rl_groups': record()['heldout']})
+    shorter = record()
+    shorter['heldout']['expert_path']['per_task'].pop()
+    assert not arl.same_evaluation(record(), shorter)

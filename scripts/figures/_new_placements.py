@@ -100,14 +100,15 @@ def compute(methods: tuple) -> dict:
         one, control = method(stem)
         if warm_start is None:
             warm_start = control
-        elif control != warm_start:
+        elif not arl.same_evaluation(control, warm_start):
             raise ValueError(f"{stem}: the warm start's evaluation differs from {methods[0][1]}'s")
         data["methods"].append({"key": key, "colour": colour, **one})
     data["warm"], data["control"] = warm_and_control(warm_start)
     return data
 
 
-def draw(data: dict, text: dict):
+def draw(data: dict, text: dict, top: float = 0.4):
+    """The two panels; ``top``: the left panel's upper limit (room for the methods' legend)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH_IN, 3.0),
                                       gridspec_kw={"width_ratios": (1.5, 1)})
     for m in data["methods"]:
@@ -120,7 +121,7 @@ def draw(data: dict, text: dict):
                       color=m["colour"], label=text["names"][m["key"]] if split == SPLITS[0] else None)
     left.set_xlabel(text["xlabel"])
     left.set_ylabel(text["ylabel"], linespacing=1.5)
-    left.set_ylim(0, 0.4)
+    left.set_ylim(0, top)
     # Methods top left, above the first updates; the line styles right of centre, in the gap
     # between the solid and the dotted curves.
     left.add_artist(left.legend(loc="upper left", fontsize="small"))
