@@ -380,3 +380,23 @@ def test_same_evaluation_wants_equal_samples_and_expert_paths_within_its_toleran
     shorter = record()
     shorter['heldout']['expert_path']['per_task'].pop()
     assert not arl.same_evaluation(record(), shorter)
+
+
+def test_the_300_update_runs_support_section_7_7():
+    """7.7's reading of the 300-update arms, three seeds each on the same fresh episodes: the
+    mixing, not the length, lifts the unseen placements (mixed beats RLOO there by more than
+    two standard errors, and RLOO alone falls below the warm start), and mixed stays level with
+    the sharpening control, not ahead of it."""
+    rloo, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
+                   for arm in ('rloo', 'mixed_rloo'))
+    warm = rloo['control']
+    assert arl.same_evaluation(mixed['control'], warm)
+    unseen = {name: arl.seeds_per_task(f, 'heldout', 't1') for name, f in
+              (('rloo', rloo), ('mixed', mixed))}
+    d, se = arl.paired(unseen['mixed'], unseen['rloo'])
+    assert d > 2 * se
+    d, se = arl.paired(unseen['rloo'], warm['heldout']['t1']['per_task'])
+    assert d < -2 * se
+    _, control = arl.sharpening_control(warm, 'heldout')
+    d, se = arl.paired(unseen['mixed'], control)
+    assert abs(d) < 2 * se

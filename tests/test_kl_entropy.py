@@ -315,3 +315,20 @@ def test_lab_claims_of_the_chapter(lab):
         assert pen['after']['rl_t1']['rate'] <= none['after']['rl_t1']['rate']
         for run in (none, pen):
             assert run['after']['heldout_t1']['rate'] == 0.0
+
+
+def test_the_300_update_penalty_supports_section_10_7():
+    """10.7's reading at 300 updates, on the same fresh episodes: KL 0.1 costs nothing on RL's
+    placements against RLOO (within two standard errors), recovers part of RLOO's loss on the
+    unseen ones (more than two), and stays below the warm start and below mixed batches there."""
+    rloo, kl, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
+                       for arm in ('rloo', 'rloo_kl0.1', 'mixed_rloo'))
+    assert arl.same_evaluation(kl['control'], rloo['control'])
+    t1 = lambda f, split: arl.seeds_per_task(f, split, 't1')
+    d, se = arl.paired(t1(kl, 'rl_groups'), t1(rloo, 'rl_groups'))
+    assert abs(d) < 2 * se
+    d, se = arl.paired(t1(kl, 'heldout'), t1(rloo, 'heldout'))
+    assert d > 2 * se
+    d, se = arl.paired(t1(kl, 'heldout'), t1(mixed, 'heldout'))
+    assert d < -2 * se
+    assert arl.mean_se(t1(kl, 'heldout'))[0] < rloo['control']['heldout']['t1']['rate']
