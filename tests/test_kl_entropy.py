@@ -332,3 +332,16 @@ def test_the_300_update_penalty_supports_section_10_7():
     d, se = arl.paired(t1(kl, 'heldout'), t1(mixed, 'heldout'))
     assert d < -2 * se
     assert arl.mean_se(t1(kl, 'heldout'))[0] < rloo['control']['heldout']['t1']['rate']
+
+
+def test_the_penalty_adds_nothing_to_mixed_batches_at_300_updates():
+    """10.7: on top of mixed batches, KL 0.1 leaves the unseen placements where mixing alone
+    put them (within two standard errors) and keeps less of the gain on RL's placements."""
+    mixed, both = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
+                   for arm in ('mixed_rloo', 'mixed_rloo_kl0.1'))
+    assert arl.same_evaluation(both['control'], mixed['control'])
+    t1 = lambda f, split: arl.seeds_per_task(f, split, 't1')
+    d, se = arl.paired(t1(both, 'heldout'), t1(mixed, 'heldout'))
+    assert abs(d) < 2 * se
+    d, se = arl.paired(t1(both, 'rl_groups'), t1(mixed, 'rl_groups'))
+    assert d < -2 * se
