@@ -88,15 +88,23 @@ class ChapterRun:
     runs: list[CellRun]
     seconds: float
     failure: str | None  # why execution stopped early, if it did
+    probe_stdout: str = ""  # what the probe's closing cell printed, when run with one
 
 
 def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
-                threads: int | None = None, numeric: dict[str, str] | None = None) -> ChapterRun:
-    """Execute every code cell in order in a new kernel inside a temporary directory."""
+                threads: int | None = None, numeric: dict[str, str] | None = None,
+                probe: tuple[str, str] | None = None) -> ChapterRun:
+    """Execute every code cell in order in a new kernel inside a temporary directory.
+
+    ``probe`` is a pair of cells run before the chapter's first cell and after its last (the
+    margin check's, :func:`ext.margins.probe_cells`); their runs are not among ``runs``."""
+    opening, closing = probe or (None, None)
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
+    notebook.cells = [nbformat.v4.new_code_cell(opening)] if probe else []
+    notebook.cells += [
         nbformat.v4.new_code_cell(c.source, metadata={"tags": list(c.tags)}) for c in chapter.cells
     ]
+    notebook.cells += [nbformat.v4.new_code_cell(closing)] if probe else []
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     failure, timed_out = None, False
@@ -115,7 +123,11 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
         except CellExecutionError:
             failure = None  # the error output is recorded in the failing cell
     runs = attach_failure(notebook.cells, cell_runs(notebook.cells), failure, timed_out)
-    return ChapterRun(runs, time.perf_counter() - start, failure)
+    if not probe:
+        return ChapterRun(runs, time.perf_counter() - start, failure)
+    if runs[0].error:
+        raise RuntimeError(f"the margin probe failed in the kernel: {runs[0].error}")
+    return ChapterRun(runs[1:-1], time.perf_counter() - start, failure, runs[-1].stdout)
 
 
 def attach_failure(cells, runs: list[CellRun], failure: str | None,

@@ -44,6 +44,7 @@ class SaveBlock:
     line: int
     source: str  # without the #@save line
     names: tuple[str, ...]  # top-level symbols it defines
+    body_line: int = 0  # chapter line of the source's first line (the one after #@save)
 
 
 def _is_constant_name(name: str) -> bool:
@@ -90,8 +91,11 @@ def save_block(cell: CodeCell, chapter: Chapter) -> SaveBlock:
                 "a #@save cell may hold only imports, definitions and UPPER_CASE constants; "
                 f"found {ast.unparse(node).splitlines()[0]!r}",
             )
-    body = cell.source.lstrip().removeprefix(SAVE_MARK).lstrip("\n")
-    return SaveBlock(chapter.path.name, cell.line, body, tuple(names))
+    stripped = cell.source.lstrip()
+    after_mark = stripped.removeprefix(SAVE_MARK)
+    body = after_mark.lstrip("\n")
+    skipped = cell.source[: len(cell.source) - len(stripped)].count("\n") + len(after_mark) - len(body)
+    return SaveBlock(chapter.path.name, cell.line, body, tuple(names), cell.first_code_line + skipped)
 
 
 def harvest(chapters: list[Chapter]) -> list[SaveBlock]:
@@ -115,17 +119,14 @@ def harvest(chapters: list[Chapter]) -> list[SaveBlock]:
     return blocks
 
 
-def library_text(blocks: list[SaveBlock], later: dict[str, str] | None = None) -> str:
-    """The text of ``agentrl/__init__.py`` for these blocks.
-
-    ``later`` maps symbols saved by later chapters to their chapter; a staged library answers
-    an attribute lookup for them with an error that names that chapter.
-    """
-    parts = [HEADER]
+def _library_parts(blocks: list[SaveBlock], later: dict[str, str] | None):
+    """The library's text in parts, each with the block it comes from (None: the press's)."""
+    yield HEADER, None
     for block in blocks:
-        parts.append(f"\n# ---- saved in {block.chapter} ----\n{block.source.rstrip()}\n")
+        yield f"\n# ---- saved in {block.chapter} ----\n", None
+        yield f"{block.source.rstrip()}\n", block
     if later:
-        parts.append(
+        yield (
             "\n# ---- staging guard: symbols saved by later chapters ----\n"
             f"_SAVED_LATER = {dict(sorted(later.items()))!r}\n\n\n"
             "def __getattr__(name):\n"
@@ -134,8 +135,28 @@ def library_text(blocks: list[SaveBlock], later: dict[str, str] | None = None) -
             "            f'agentrl.{name} is saved by {_SAVED_LATER[name]}, a later chapter; '\n"
             "            'a chapter may use only saves of earlier chapters')\n"
             "    raise AttributeError(f'module agentrl has no attribute {name!r}')\n"
-        )
-    return "".join(parts)
+        ), None
+
+
+def library_text(blocks: list[SaveBlock], later: dict[str, str] | None = None) -> str:
+    """The text of ``agentrl/__init__.py`` for these blocks.
+
+    ``later`` maps symbols saved by later chapters to their chapter; a staged library answers
+    an attribute lookup for them with an error that names that chapter.
+    """
+    return "".join(text for text, _ in _library_parts(blocks, later))
+
+
+def library_origin(blocks: list[SaveBlock], line: int) -> tuple[str, int] | None:
+    """The chapter file and line that line ``line`` (1-based) of the library text comes from;
+    None for the press's own lines (the header, the block markers, the staging guard)."""
+    first = 1
+    for text, block in _library_parts(blocks, None):
+        count = text.count("\n")
+        if block is not None and first <= line < first + count:
+            return block.chapter, block.body_line + line - first
+        first += count
+    return None
 
 
 _TEMPORARY_PREFIX = ".staging-"

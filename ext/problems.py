@@ -35,6 +35,9 @@ class Kind(enum.Enum):
                          "the English prose changed since the translation was stamped")
     UNTRANSLATED = ("untranslated", False, False, "an English chapter has no translation")
     BUDGET = ("budget", False, False, "a chapter ran longer than its time budget")
+    MARGIN = ("margin", False, False,
+              "a printed value sits so near a rounding boundary that another CPU may round it "
+              "otherwise")
     REFERENCE = ("reference", True, False,
                  "the library reference page cannot place a save in its chapter's sections")
 

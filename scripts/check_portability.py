@@ -13,6 +13,12 @@ every cell with its recorded block exactly as the gate does. A cell that differs
 module is recomputed under each path too (``scripts/build_figures.py --check``), so a figure
 whose SVG moves with the path is named.
 
+Identical text today is not enough: a value that sits next to a rounding boundary prints the
+same digits under these paths and others on the next CPU. So every chapter also runs with the
+margin probe (:mod:`ext.margins`), which records the value behind each rounded print; a print
+whose value lies closer to a boundary than ``--margin-factor`` times its spread across the paths
+is reported as ``file:line: ... [agentrl.margin]`` and fails the check too.
+
 Runs ``--jobs`` kernels at a time (default 2: chapters that train pin one thread, so two run
 side by side on a 2-core machine at nearly full speed). Exit 0 when every chapter and figure
 printed the same under every path, 1 otherwise.
@@ -35,18 +41,31 @@ from ext.chapters import read_chapter  # noqa: E402
 from ext.execute import run_chapter  # noqa: E402
 from ext.library import add_selection_arguments, load_selection  # noqa: E402
 from ext.outputs import check_chapter  # noqa: E402
-from ext.problems import report_line  # noqa: E402
+from ext import margins  # noqa: E402
+from ext.problems import Kind, report_line  # noqa: E402
 from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
 
 
-def run_under(path: Path, staged: Path, numeric: NumericPath, timeout: int) -> tuple[list[str], float]:
-    """Problems (``file:line: [path] ...``) of one chapter executed under one numeric path."""
+def run_under(path: Path, staged: Path, numeric: NumericPath,
+              timeout: int) -> tuple[list[str], float, dict]:
+    """Problems (``file:line: [path] ...``) of one chapter executed under one numeric path, its
+    time, and the margin probe's notes."""
     chapter = read_chapter(path)
     result = run_chapter(chapter, staged, timeout=timeout, threads=numeric.threads,
-                         numeric=numeric.variables)
+                         numeric=numeric.variables, probe=margins.probe_cells())
     problems = [report_line(f"{path}:{p.line}", p.kind, f"[{numeric.name}] {p.message}")
                 for p in check_chapter(chapter, result.runs)]
-    return problems, result.seconds
+    return problems, result.seconds, margins.read_notes(result.probe_stdout)
+
+
+def margin_problems(path: Path, notes: dict[str, dict], blocks, factor: float) -> list[str]:
+    """Problems of the prints of one chapter that sit too near a rounding boundary."""
+    chapter = read_chapter(path)
+    lines = []
+    for fragile in margins.fragile_prints(notes, factor):
+        where, line = margins.locate(fragile.key, chapter, blocks)
+        lines.append(report_line(f"{where}:{line}", Kind.MARGIN, fragile.message()))
+    return lines
 
 
 def figures_under(numeric: NumericPath) -> list[str]:
@@ -72,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-figures", action="store_true", help="skip the figure modules")
     parser.add_argument("--jobs", type=int, default=2, help="kernels at a time (default 2)")
     parser.add_argument("--timeout", type=int, default=240, help="seconds per cell")
+    parser.add_argument("--margin-factor", type=float, default=margins.FACTOR,
+                        help="report a print whose value is nearer a rounding boundary than this "
+                             f"many times its spread across the paths (default {margins.FACTOR:g})")
     args = parser.parse_args(argv)
 
     selection = load_selection(args.root, args.locale, args.chapters)
@@ -91,13 +113,24 @@ def main(argv: list[str] | None = None) -> int:
                    for p, numeric in jobs]
         figures = ([pool.submit(figures_under, numeric) for numeric in chosen]
                    if not args.no_figures else [])
+        notes: dict[Path, dict[str, dict]] = {}
         for path, numeric, future in futures:
-            problems, seconds = future.result()
+            problems, seconds, chapter_notes = future.result()
+            notes.setdefault(path, {})[numeric.name] = chapter_notes
             for problem in problems:
                 print(problem)
             status = "same outputs" if not problems else f"{len(problems)} cell(s) differ"
             print(f"{path.name} [{numeric.name}]: {status} ({seconds:.1f} s)", flush=True)
             failed |= bool(problems)
+        if len(chosen) > 1:
+            for path, by_path in notes.items():
+                problems = margin_problems(path, by_path, staging.earlier(path.name),
+                                           args.margin_factor)
+                for problem in problems:
+                    print(problem)
+                status = f"{len(problems)} print(s) near a rounding boundary" if problems else "ok"
+                print(f"{path.name}: margins {status}", flush=True)
+                failed |= bool(problems)
         for numeric, future in zip(chosen, figures):
             problems = future.result()
             for problem in problems:
