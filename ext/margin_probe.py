@@ -9,9 +9,11 @@ import hook, so that the value of each
 * ``round(x, n)`` with a constant ``n >= 0``, and ``format(x, '.3f')``
 
 passes through ``__agentrl_margin__(x, spec, key)`` on its way to being rounded. That function
-returns ``x`` unchanged and notes floats (and 0-dimensional float tensors) under ``key``:
-``cell<index>:<line>:<column>`` (the chapter's code cells counted from 0) or ``agentrl:<line>:<column>``. The rewrite keeps
-every line number, so tracebacks and outputs are those of the plain run. A last cell prints the
+returns ``x`` unchanged and notes floats (and 0-dimensional float tensors) under
+``<where>@<running cell>``: where it is formatted, ``cell<i>:<line>:<column>`` or
+``agentrl:<line>:<column>``, and which of the chapter's code cells (counted from 0) was running,
+so a library print is charged to the cell that called it. The rewrite keeps every line number,
+so tracebacks and outputs are those of the plain run. A last cell prints the
 notes as one line of JSON (:data:`REPORT_CELL`).
 
 The library is compiled from its source on import, never from ``__pycache__``, and nothing is
@@ -31,6 +33,11 @@ def _install_margin_probe() -> None:
 
     hook, keep = MARGIN_HOOK, KEEP  # the module's names are deleted once this has run
     notes: dict[str, list] = {}
+    shell = get_ipython()  # noqa: F821 - IPython puts it in the notebook's namespace
+    opening = shell.execution_count  # this cell's; the chapter's cell i runs as opening + 1 + i
+
+    def running_cell():
+        return shell.execution_count - opening - 1
 
     def note(value, spec, key):
         if isinstance(value, float):
@@ -40,7 +47,7 @@ def _install_margin_probe() -> None:
             number = value.item()
         else:
             return value
-        kept = notes.setdefault(key, [spec, []])[1]
+        kept = notes.setdefault(f"{key}@{running_cell()}", [spec, []])[1]
         if len(kept) < keep:
             kept.append(number)
         return value
@@ -87,14 +94,11 @@ def _install_margin_probe() -> None:
                 node.args[0] = self.wrap(node.args[0], constant_spec(second))
             return node
 
-    shell = get_ipython()  # noqa: F821 - IPython puts it in the notebook's namespace
-
     class CellRewrite(Rewrite):
         def visit(self, node):  # IPython calls visit() with each cell's module
             return ast.fix_missing_locations(super().visit(node))
 
-    opening = shell.execution_count  # this cell's; the chapter's cell i runs as opening + 1 + i
-    shell.ast_transformers.append(CellRewrite(lambda: f"cell{shell.execution_count - opening - 1}"))
+    shell.ast_transformers.append(CellRewrite(lambda: f"cell{running_cell()}"))
 
     class LibraryLoader(importlib.machinery.SourceFileLoader):
         def get_code(self, fullname):

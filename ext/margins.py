@@ -7,8 +7,11 @@ under all of them today can still sit so close to a boundary (0.187650 at four d
 another CPU's last bits tip it over. So the check also records the value behind every rounded
 print (:mod:`ext.margin_probe`) under each path and reports, with :func:`fragile_prints`, those
 whose distance to the nearest rounding boundary is under :data:`FACTOR` times their spread across
-the paths. The spread is the measured size of the numeric noise; ten times it is a margin another
-CPU's noise is unlikely to cross. Values equal to the bit under every path (counts, exact
+the paths. The spread is the measured size of the numeric noise, and a pessimistic one: the
+portable kernels even draw ``torch.randn`` differently, so a model trained from scratch starts
+from other weights. Four times that spread is a margin another CPU's noise is unlikely to cross;
+a print measured between four and ten spreads from a boundary is worth another digit less when
+its chapter is next refreshed, since the next machine measures its own spread. Values equal to the bit under every path (counts, exact
 fractions, arithmetic whose order no kernel changes) are never reported: they round alike
 everywhere, however near a boundary they sit.
 
@@ -28,7 +31,7 @@ from . import margin_probe
 from .chapters import Chapter
 from .library import SaveBlock, library_origin
 
-FACTOR = 10.0
+FACTOR = 4.0
 # [[fill]align][sign][z][#][0][width][grouping][.precision][type], as in format()'s mini-language
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?(?:\.(?P<precision>\d+))?(?P<type>[a-zA-Z%])?")
 
@@ -85,7 +88,7 @@ def boundary_distance(spec: str, x: float, signed: bool = True) -> float | None:
 class FragilePrint:
     """A rounded print whose value sits within ``FACTOR`` spreads of a rounding boundary."""
 
-    key: str  # the probe's key: 'cell<index>:<line>:<column>' or 'agentrl:<line>:<column>'
+    key: str  # the probe's: '<cell<i> or agentrl>:<line>:<column>@<running cell>'
     spec: str
     values: dict[str, float]  # numeric path -> the value, at the worst occurrence
     distance: float  # from the nearest boundary, smallest over the paths
@@ -138,12 +141,17 @@ def fragile_prints(notes: dict[str, dict[str, list]], factor: float = FACTOR) ->
     return found
 
 
+def running_cell(key: str) -> int:
+    """The index of the chapter's code cell that was running when the probe noted ``key``."""
+    return int(key.rpartition("@")[2])
+
+
 def locate(key: str, chapter: Chapter, blocks: list[SaveBlock]) -> tuple[Path, int]:
     """The file and line of the print a probe key names.
 
     Library keys are lines of the staged ``agentrl/__init__.py``, traced back to the chapter
     that saved them; a line the press wrote itself is charged to the chapter's top."""
-    where, line, _ = key.rsplit(":", 2)
+    where, line, _ = key.rpartition("@")[0].rsplit(":", 2)
     if where.startswith("cell"):
         cell = chapter.cells[int(where.removeprefix("cell"))]
         return chapter.path, cell.first_code_line + int(line) - 1
@@ -151,3 +159,22 @@ def locate(key: str, chapter: Chapter, blocks: list[SaveBlock]) -> tuple[Path, i
     if origin is None:
         return chapter.path, 1
     return chapter.path.parent / origin[0], origin[1]
+
+
+def chapter_margins(chapter: Chapter, notes: dict[str, dict[str, list]], blocks: list[SaveBlock],
+                    factor: float = FACTOR) -> list[tuple[str, str]]:
+    """``(file:line, message)`` for each fragile print of one chapter run under several paths.
+
+    Prints made while a ``volatile-output`` cell ran are left out: the gate masks their numbers.
+    A print in the library also names the cell that called it."""
+    found = []
+    for fragile in fragile_prints(notes, factor):
+        cell = chapter.cells[running_cell(fragile.key)]
+        if cell.is_volatile:
+            continue
+        path, line = locate(fragile.key, chapter, blocks)
+        message = fragile.message()
+        if not fragile.key.startswith("cell"):
+            message += f" (called by the cell at {chapter.path}:{cell.line})"
+        found.append((f"{path}:{line}", message))
+    return found

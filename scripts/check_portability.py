@@ -60,12 +60,8 @@ def run_under(path: Path, staged: Path, numeric: NumericPath,
 
 def margin_problems(path: Path, notes: dict[str, dict], blocks, factor: float) -> list[str]:
     """Problems of the prints of one chapter that sit too near a rounding boundary."""
-    chapter = read_chapter(path)
-    lines = []
-    for fragile in margins.fragile_prints(notes, factor):
-        where, line = margins.locate(fragile.key, chapter, blocks)
-        lines.append(report_line(f"{where}:{line}", Kind.MARGIN, fragile.message()))
-    return lines
+    return [report_line(where, Kind.MARGIN, message)
+            for where, message in margins.chapter_margins(read_chapter(path), notes, blocks, factor)]
 
 
 def figures_under(numeric: NumericPath) -> list[str]:

@@ -12,7 +12,8 @@ import pytest
 
 from ext.chapters import read_chapter
 from ext.library import SaveBlock, library_text
-from ext.margins import FACTOR, boundary_distance, fragile_prints, last_digit, locate
+from ext.margins import (FACTOR, boundary_distance, chapter_margins, fragile_prints, last_digit,
+                         locate)
 
 
 @pytest.mark.parametrize("spec, x, unit", [
@@ -54,12 +55,12 @@ def test_zero_is_a_boundary_only_for_a_signed_quantity():
 
 def notes(spec, *series):
     """Probe notes of one key under paths 'a', 'b', ... with the given value series."""
-    return {name: {"cell0:1:0": [spec, list(values)]} for name, values in zip("abc", series)}
+    return {name: {"cell0:1:0@0": [spec, list(values)]} for name, values in zip("abc", series)}
 
 
-def test_a_value_within_ten_spreads_of_a_boundary_is_fragile():
+def test_a_value_within_a_few_spreads_of_a_boundary_is_fragile():
     [found] = fragile_prints(notes(".4f", [0.18765053, 0.3], [0.18764982, 0.3]))
-    assert found.key == "cell0:1:0" and found.values == {"a": 0.18765053, "b": 0.18764982}
+    assert found.key == "cell0:1:0@0" and found.values == {"a": 0.18765053, "b": 0.18764982}
     assert found.distance == pytest.approx(1.8e-7) and found.occurrences == 1
     assert found.spread == pytest.approx(7.1e-7)
     assert "'.4f'" in found.message() and "0.18764982 (b)" in found.message()
@@ -82,17 +83,55 @@ def test_the_worst_occurrence_is_shown_and_all_are_counted():
     assert found.values == {"a": 0.3750004, "b": 0.3750001}
 
 
-def test_keys_are_located_in_cells_and_traced_from_the_library_to_the_saving_chapter(tmp_path):
-    text = ("# T\n\n```{code-cell} ipython3\n#@save\nimport math\n\n\ndef f(x):\n"
-            "    return f'{x:.3f}'\n```\n\n```{code-cell} ipython3\nx = 1\nprint(f'{x:.2f}')\n```\n")
+CHAPTER = """# T
+
+```{code-cell} ipython3
+#@save
+import math
+
+
+def f(x):
+    return f'{x:.3f}'
+```
+
+```{code-cell} ipython3
+x = 1
+print(f'{x:.2f}', f(0.0625))
+```
+
+```{code-cell} ipython3
+:tags: [volatile-output]
+print(f'{x:.2f} ms')
+```
+"""
+
+
+def chapter_and_block(tmp_path):
     path = tmp_path / "01-t.md"
-    path.write_text(text)
+    path.write_text(CHAPTER)
     chapter = read_chapter(path)
     save = chapter.cells[0]
     block = SaveBlock(path.name, save.line, save.source.removeprefix("#@save\n"), ("f",),
                       save.first_code_line + 1)
-    assert locate("cell1:2:6", chapter, [block]) == (path, 14)
+    return chapter, block
+
+
+def test_keys_are_located_in_cells_and_traced_from_the_library_to_the_saving_chapter(tmp_path):
+    chapter, block = chapter_and_block(tmp_path)
+    path = chapter.path
+    assert locate("cell1:2:6@1", chapter, [block]) == (path, 14)
     library = library_text([block]).splitlines()
     line = library.index("    return f'{x:.3f}'") + 1
-    assert locate(f"agentrl:{line}:20", chapter, [block]) == (path, 9)
-    assert locate("agentrl:1:0", chapter, [block]) == (path, 1)  # the press's own header
+    assert locate(f"agentrl:{line}:14@1", chapter, [block]) == (path, 9)
+    assert locate("agentrl:1:0@1", chapter, [block]) == (path, 1)  # the press's own header
+
+
+def test_a_library_print_names_its_caller_and_volatile_cells_are_left_out(tmp_path):
+    chapter, block = chapter_and_block(tmp_path)
+    library = library_text([block]).splitlines()
+    in_library = f"agentrl:{library.index('    return f' + repr('{x:.3f}')) + 1}:14"
+    near = {p: {f"{in_library}@1": [".3f", [v]], "cell2:1:9@2": [".2f", [v]]}
+            for p, v in (("a", 0.0625001), ("b", 0.0624999))}
+    [(where, message)] = chapter_margins(chapter, near, [block])
+    assert where == f"{chapter.path}:9"
+    assert message.endswith(f"(called by the cell at {chapter.path}:{chapter.cells[1].line})")
