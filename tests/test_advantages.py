@@ -400,3 +400,21 @@ def test_the_300_update_runs_support_section_7_7():
     _, control = arl.sharpening_control(warm, 'heldout')
     d, se = arl.paired(unseen['mixed'], control)
     assert abs(d) < 2 * se
+
+
+def test_twice_the_updates_spend_the_mixed_runs_unseen_gain():
+    """GYM_V2 Session 8 and 7.7's Evidence: mixed batches for 600 updates gain more on RL's
+    placements than at 300 and give back the unseen ones (both by more than two standard
+    errors, the same fresh episodes, seeds averaged), ending level with the warm start at T=1
+    there and below the sharpening control."""
+    short, long = (load_lab(f'gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_{budget}')
+                   for budget in ('u300', 'u600'))
+    warm = short['control']
+    assert arl.same_evaluation(long['control'], warm)
+    rl, unseen = (arl.paired(*(arl.seeds_per_task(f, split, 't1') for f in (long, short)))
+                  for split in ('rl_groups', 'heldout'))
+    assert rl[0] > 2 * rl[1] and unseen[0] < -2 * unseen[1]
+    d, se = arl.paired(arl.seeds_per_task(long, 'heldout', 't1'), warm['heldout']['t1']['per_task'])
+    assert abs(d) < 2 * se
+    _, control = arl.sharpening_control(warm, 'heldout')
+    assert arl.paired(arl.seeds_per_task(long, 'heldout', 't1'), control)[0] < 0
