@@ -46,7 +46,7 @@ def compute() -> dict:
     ns = chapter_namespace(CHAPTER, ("losses", "floor"), every_cell=True)
     losses = ns["losses"]
     windows = [sum(losses[s:s + WINDOW]) / WINDOW for s in range(0, len(losses), WINDOW)]
-    printed = "\n".join(f"steps {s:3d}-{s + WINDOW - 1:3d}: mean loss {w:.4f}"
+    printed = "\n".join(f"steps {s:3d}-{s + WINDOW - 1:3d}: mean loss {w:.2f}"
                         for s, w in zip(range(0, len(losses), WINDOW), windows))
     recorded = recorded_output(CHAPTER, "losses = train_next_token(")
     check_against_chapter("windowed training loss", printed,
