@@ -49,6 +49,9 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   table.
 * ``ext.notebook``: A chapter as a Jupyter notebook: its prose, its code cells and their recorded
   outputs.
+* ``ext.margins``: The margin check: a rounded print must not sit next to a rounding boundary.
+* ``ext.margin_probe``: Kernel-side half of the margin check: record the value behind every
+  rounded print.
 """
 
 from __future__ import annotations
