@@ -36,6 +36,12 @@ Where RL trains (--train-on):
   mixed           each update half from heldout-groups' tasks, half from the warm start's
                   training tasks: does keeping the trained placements in the batch keep RL
                   from costing the unseen ones?
+With --with-stretch, RL's tasks also hold variants 0-7 of the 45 placements of the stretch
+templates (functions the warm start never saw, where nothing can be recalled, so only reading
+the line hint pays): do more placements, in new functions, teach a localisation that carries
+over to the unseen held-out placements? The stretch split then no longer measures unseen
+functions (its evaluation variants 8-9 are new instances of trained placements); rl_groups and
+the unseen held-out placements stay as they are.
 
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
@@ -181,6 +187,8 @@ def main():
     parser.add_argument('--train-on', choices=('train', 'heldout-groups', 'mixed'), default='train',
                         help='train: the warm start\'s own training tasks; heldout-groups: '
                              'unseen variants of half the held-out groups (agentrl.rl_placements)')
+    parser.add_argument('--with-stretch', action='store_true',
+                        help='RL also trains on variants 0-7 of the stretch templates\' placements')
     parser.add_argument('--lora-rank', type=int, default=0,
                         help='train rank-R LoRA adapters of the block linears only (0: all)')
     parser.add_argument('--lora-alpha', type=float, default=None,
@@ -208,6 +216,10 @@ def main():
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
     train = [t for t in tasks if t.split == 'train']
     placements = arl.rl_placements(tasks) if args.train_on != 'train' else set()
+    if args.with_stretch and not placements:
+        raise SystemExit('--with-stretch adds placements to --train-on heldout-groups or mixed')
+    stretch_groups = ({gym_v2.task_group(t) for t in tasks if t.split == 'stretch'}
+                      if args.with_stretch else set())
     hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
@@ -233,9 +245,11 @@ def main():
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
         if placements:
             trained_tasks = train
-            train = gym_v2.group_tasks(placements, range(gym_v2.TRAIN_VARIANTS), 'rl',
-                                       first_id=len(tasks), env=env)
-            print(f'RL on {len(train)} tasks of {len(placements)} held-out groups', flush=True)
+            train = gym_v2.group_tasks(placements | stretch_groups, range(gym_v2.TRAIN_VARIANTS),
+                                       'rl', first_id=len(tasks), env=env)
+            print(f'RL on {len(train)} tasks of {len(placements)} held-out groups'
+                  + (f' and {len(stretch_groups)} stretch groups' if stretch_groups else ''),
+                  flush=True)
         unseen = [t for t in splits['heldout'] if gym_v2.task_group(t) not in placements]
         seen_by_rl = [t for t in splits['heldout'] if t not in unseen]
         curve.append((0, mean_expert_prob(model, env, unseen, tok)))
@@ -307,7 +321,8 @@ def main():
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
         'ppo': ppo if critic is not None else None,
-        'rl_groups': sorted(placements), 'rl_tasks': len(train), 'lr': args.lr,
+        'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
+        'rl_tasks': len(train), 'lr': args.lr,
         'updates': args.updates,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
         'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
