@@ -95,3 +95,21 @@ def test_same_drawing_tolerates_only_invisible_moves():
     assert not _common.same_drawing(svg, svg.replace(b"#0072b2", b"#0072b3"))
     assert not _common.same_drawing(svg, svg.replace(b'id="a1"', b'id="b1"'))
     assert not _common.same_drawing(svg, svg + b"<g/>")
+
+
+def test_a_figure_checks_the_chapters_numbers_at_the_chapters_precision():
+    """check_numbers_against_chapter reads the precision from the recorded output: a value
+    that rounds to the printed number passes whatever the precision, one that does not fails
+    naming it, and a different count of numbers fails."""
+    sys.path.insert(0, str(FIGURES))
+    import _common
+
+    recorded = "steps   0- 24: mean loss 2.77\nsteps  25- 49: mean loss 1.1\nsteps 50: mean loss -0.003"
+    pattern = r"mean loss ([-\d.]+)"
+    _common.check_numbers_against_chapter("loss", [2.7749, 1.05, -0.0034], recorded, pattern)
+    with pytest.raises(AssertionError, match="number 1 is 2.7751"):
+        _common.check_numbers_against_chapter("loss", [2.7751, 1.1, -0.003], recorded, pattern)
+    with pytest.raises(AssertionError, match="number 3"):
+        _common.check_numbers_against_chapter("loss", [2.77, 1.1, -0.0036], recorded, pattern)
+    with pytest.raises(AssertionError, match="printed 3 numbers"):
+        _common.check_numbers_against_chapter("loss", [2.77, 1.1], recorded, pattern)

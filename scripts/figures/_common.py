@@ -239,7 +239,25 @@ def recorded_output(chapter: str, marker: str) -> str:
 
 
 def check_against_chapter(what: str, drawn: str, recorded: str) -> None:
-    """Fail when the figure's numbers are not the ones the chapter printed."""
+    """Fail when the figure's text (counts, labels) is not the one the chapter printed."""
     if drawn.strip() != recorded.strip():
         raise AssertionError(f"{what}: the figure's data disagree with the chapter's recorded "
                              f"output\n--- recorded\n{recorded}\n--- figure\n{drawn}")
+
+
+def check_numbers_against_chapter(what: str, values, recorded: str, pattern: str) -> None:
+    """Fail unless each of ``values`` is the number the chapter printed for it, at the
+    chapter's precision: ``pattern`` (a regex with one group) finds the printed numbers in
+    ``recorded``, in order, and a value matches when it lies within half a unit of the printed
+    number's last digit. The figure never restates the chapter's format, so a chapter may
+    print at another precision without breaking its figure."""
+    printed = re.findall(pattern, recorded)
+    values = [float(v) for v in values]
+    if len(printed) != len(values):
+        raise AssertionError(f"{what}: the chapter printed {len(printed)} numbers matching "
+                             f"{pattern!r}, the figure has {len(values)}")
+    for i, (text, value) in enumerate(zip(printed, values)):
+        decimals = len(text.partition(".")[2])
+        if abs(value - float(text)) > 0.5 * 10 ** -decimals + 1e-12:
+            raise AssertionError(f"{what}: number {i + 1} is {value!r} in the figure, "
+                                 f"{text} in the chapter's recorded output")

@@ -14,7 +14,7 @@ import math
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREY, SKY, VERMILION, WIDTH_IN, chapter_namespace, \
-    check_against_chapter, recorded_output, rounded
+    check_numbers_against_chapter, recorded_output, rounded
 
 NAME = "ch03-training-loss"
 CHAPTER = "03-language-models-as-policies.md"
@@ -46,11 +46,9 @@ def compute() -> dict:
     ns = chapter_namespace(CHAPTER, ("losses", "floor"), every_cell=True)
     losses = ns["losses"]
     windows = [sum(losses[s:s + WINDOW]) / WINDOW for s in range(0, len(losses), WINDOW)]
-    printed = "\n".join(f"steps {s:3d}-{s + WINDOW - 1:3d}: mean loss {w:.2f}"
-                        for s, w in zip(range(0, len(losses), WINDOW), windows))
-    recorded = recorded_output(CHAPTER, "losses = train_next_token(")
-    check_against_chapter("windowed training loss", printed,
-                          "\n".join(l for l in recorded.splitlines() if l.startswith("steps")))
+    check_numbers_against_chapter("windowed training loss", windows,
+                                  recorded_output(CHAPTER, "losses = train_next_token("),
+                                  r"mean loss ([-\d.]+)")
     vocab = ns["tok"].vocab_size
     return {"losses": rounded(losses), "windows": rounded(windows), "floor": ns["floor"],
             "vocab": vocab}
