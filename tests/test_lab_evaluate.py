@@ -1,7 +1,7 @@
 """Checks of book/labs/evaluate.py (its lab-specific parts: edit_stats, the evaluate driver;
 the saved functions it imports are tested in tests/test_policy_gradient.py), of the names
 book/labs/gym_v2.py keeps for the saved task generator (tested in tests/test_variants.py) and of
-helpers of the gym_v2 RL lab.
+helpers of the gym_v2 RL lab and its failure classes (gym_v2_failures.py).
 Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
@@ -9,6 +9,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -195,3 +196,38 @@ def test_reinforce_keeps_groups_of_successes_that_the_group_methods_drop():
     for e in groups[0]:
         e.reward = 0.0
     assert gym_v2_rl.update(copy.deepcopy(model), opt, groups, 'reinforce') is None
+
+
+def test_first_edit_class_by_hand():
+    """gym_v2_failures.first_edit_class: each class from a hand-made episode, whether the hint
+    came before the edit, and the line the edit named; only the first edit counts."""
+    import gym_v2_failures as gf
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    _, row, body = task.fix.split(' ', 2)
+    bad, good = body.split('|')
+    bug_line = task.code.splitlines()[task.line - 1]
+    start = bug_line.find(bad)
+    assert int(row) == task.line and start > 0      # the bug is not the line's first character
+    hint = f'FAIL ...\nat line {task.line}: {bug_line.strip()}\n0/2 passed'
+    other = 1 if task.line != 1 else 2
+
+    def episode(*actions, observation='ok'):
+        return SimpleNamespace(turns=[(a, observation) for a in actions])
+
+    def edit(line, old, new):
+        return f'<call> edit sub {line} {old}|{new} </call>'
+
+    cases = [
+        (episode('<call> read </call>', '<call> submit </call>'), ('no_edit', False, 0)),
+        (episode(edit(other, 'x', 'y')), ('other_line', False, other)),
+        (episode(edit(task.line, 'no such text', 'y')), ('not_applied', False, task.line)),
+        (episode(edit(task.line, bad, good)), ('right_fix', False, task.line)),
+        (episode(edit(task.line, bad, good + '@')), ('wrong_change_at_bug', False, task.line)),
+        (episode(edit(task.line, bug_line[:1], '@')),
+         ('wrong_change_elsewhere_on_line', False, task.line)),
+        (episode('<call> test </call>', edit(task.line, bad, good), observation=hint),
+         ('right_fix', True, task.line)),
+        (episode(edit(other, 'x', 'y'), edit(task.line, bad, good)), ('other_line', False, other)),
+    ]
+    for trajectory, want in cases:
+        assert gf.first_edit_class(task, trajectory) == want, trajectory.turns

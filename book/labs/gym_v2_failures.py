@@ -114,7 +114,8 @@ def main():
     start = time.time()
     fresh = json.loads((RESULTS / f'gym_v2_rl_fresh_{args.fresh}.json').read_text())
     if fresh['runs'] != args.runs:
-        raise SystemExit(f'the fresh record {args.fresh} evaluated {fresh["runs"]}, not {args.runs}')
+        raise SystemExit(f'the fresh record {args.fresh} evaluated {fresh["runs"]},'
+                         f' not {args.runs}')
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     placements = arl.rl_placements(tasks)
@@ -162,7 +163,8 @@ def main():
                 print(f'{split:9s} {name:28s} solved {res["rate"]:.3f}  ' + '  '.join(
                     f'{c} {shares[c]:.3f}' for c in CLASSES)
                     + f'  hint seen before the edit {seen / (len(split_tasks) * SAMPLES):.3f};'
-                    f' other line on a trained line {res["other_line_on_a_trained_line"] / other:.3f}'
+                    ' other line on a trained line'
+                    f' {res["other_line_on_a_trained_line"] / other:.3f}'
                     f' (chance {res["other_line_on_a_trained_line_by_chance"] / other:.3f})',
                     flush=True)
     versus = {}
