@@ -474,3 +474,27 @@ def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
     assert d > 2 * se
     d, se = versus_warm(mixed, 'heldout', ('right_fix',))
     assert abs(d) < 2 * se
+
+
+def test_the_stretch_placements_do_not_carry_over():
+    """GYM_V2 Session 9 and 7.7: adding the stretch templates' 45 placements to RL's tasks
+    (mixed batches, 300 updates, three seeds) lowers both halves against the mixed 300-update
+    arm, by more than two standard errors, on the same fresh episodes; the unseen placements end
+    level with the warm start at T=1 and below the sharpening control."""
+    stretch, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_rloo_lr3e-4_u300')
+                      for arm in ('mixed_stretch', 'mixed'))
+    warm = mixed['control']
+    assert arl.same_evaluation(stretch['control'], warm)
+    for tag in stretch['runs']:
+        run = load_lab(f'gym_v2_rl_{tag}')
+        assert run['train_on'] == 'mixed' and len(run['stretch_groups_trained']) == 45
+        assert run['updates'] == 300 and run['rl_tasks'] > load_lab(
+            f"gym_v2_rl_{mixed['runs'][0]}")['rl_tasks']
+    for split in ('rl_groups', 'heldout'):
+        d, se = arl.paired(*(arl.seeds_per_task(f, split, 't1') for f in (stretch, mixed)))
+        assert d < -2 * se, split
+    mine = arl.seeds_per_task(stretch, 'heldout', 't1')
+    d, se = arl.paired(mine, warm['heldout']['t1']['per_task'])
+    assert abs(d) < 2 * se
+    _, control = arl.sharpening_control(warm, 'heldout')
+    assert arl.paired(mine, control)[0] < 0
