@@ -450,10 +450,9 @@ def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
                 seen, episodes = (sum(c[k] for c in r['counts'].values())
                                   for k in ('hint_seen', 'episodes'))
                 assert seen >= 0.97 * episodes
-                expected = (fresh['control'][split]['t1'] if tag == 'warm t1' else
-                            fresh['trained'][tag][split]['t1'] if tag in fresh['runs'] else None)
-                if expected:
-                    assert abs(r['rate'] - expected['rate']) < 1e-9
+                expected = (fresh['control'][split][tag.split()[1]] if tag.startswith('warm ')
+                            else fresh['trained'][tag][split]['t1'])
+                assert abs(r['rate'] - expected['rate']) < 1e-9, (split, tag)
 
     def versus_warm(record, split, classes):
         mine = _first_edit_shares(record, split, record['runs'], classes)

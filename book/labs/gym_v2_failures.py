@@ -43,7 +43,7 @@ import agentrl as arl
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import FRESH_SEED, FRESH_VARIANTS, load_policy  # noqa: E402
+from gym_v2_rl_fresh import FRESH_SEED, fresh_splits, load_policy, placement_halves  # noqa: E402
 from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
 
 CLASSES = ('no_edit', 'other_line', 'not_applied', 'wrong_change_at_bug',
@@ -68,7 +68,7 @@ def first_edit_class(task, trajectory):
         edited = bug_line.replace(call.old, call.new, 1)
         if edited == task.solution.splitlines()[task.line - 1]:
             return 'right_fix', hint_seen, call.line
-        bad = task.fix.split(' ', 2)[2].split('|')[0]     # 'sub ROW bad|good'
+        bad = arl.parse_call(f'<call> edit {task.fix} </call>').old   # the bug's text
         start, old_at = bug_line.find(bad), bug_line.find(call.old)
         overlaps = old_at < start + len(bad) and start < old_at + len(call.old)
         kind = 'wrong_change_at_bug' if overlaps else 'wrong_change_elsewhere_on_line'
@@ -118,28 +118,22 @@ def main():
                          f' not {args.runs}')
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    placements = arl.rl_placements(tasks)
     trained_lines = {}
     for t in tasks:
         if t.split == 'train':
             trained_lines.setdefault(t.template, set()).add(t.line)
-    held = {gym_v2.task_group(t) for t in tasks if t.split == 'heldout'}
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
     hint = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())['hint']
-    groups = {'rl_groups': placements, 'heldout': held - placements}
-    shared = {split: sum(line in trained_lines.get(template, ()) for template, line, _ in g)
-              for split, g in groups.items()}
-    print('placements whose line also holds a placement the warm start trained on: '
-          + ', '.join(f'{split} {shared[split]} of {len(g)}' for split, g in groups.items()),
-          flush=True)
     result = {}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
-        splits = {'rl_groups': gym_v2.group_tasks(placements, FRESH_VARIANTS, 'rl_groups',
-                                                  first_id=len(tasks), env=env)}
-        splits['heldout'] = gym_v2.group_tasks(groups['heldout'], FRESH_VARIANTS, 'heldout',
-                                               first_id=len(tasks) + len(splits['rl_groups']),
-                                               env=env)
+        splits = fresh_splits(tasks, env)
+        groups = placement_halves(tasks)
+        shared = {split: sum(line in trained_lines.get(template, ()) for template, line, _ in g)
+                  for split, g in groups.items()}
+        print('placements whose line also holds a placement the warm start trained on: '
+              + ', '.join(f'{split} {shared[split]} of {len(g)}' for split, g in groups.items()),
+              flush=True)
         for split, split_tasks in splits.items():
             ids = [list(x) for x in fresh['task_ids'][split]]
             if [[t.template, t.line, t.kind, t.variant] for t in split_tasks] != ids:

@@ -54,6 +54,25 @@ def load_policy(tag):
                             'rerun the RL lab for it')
 
 
+def placement_halves(tasks):
+    """The two halves of the held-out placements: {'rl_groups': RL's (agentrl.rl_placements),
+    'heldout': the others}, each a set of (template, line, kind)."""
+    placements = arl.rl_placements(tasks)
+    held = {gym_v2.task_group(t) for t in tasks if t.split == 'heldout'}
+    return {'rl_groups': placements, 'heldout': held - placements}
+
+
+def fresh_splits(tasks, env):
+    """The fresh tasks (FRESH_VARIANTS) of each half of placement_halves, validated through env,
+    ids counting on from the last task's."""
+    splits, first_id = {}, len(tasks)
+    for split, groups in placement_halves(tasks).items():
+        splits[split] = gym_v2.group_tasks(groups, FRESH_VARIANTS, split, first_id=first_id,
+                                           env=env)
+        first_id += len(splits[split])
+    return splits
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('runs', nargs='+', help='tags of gym_v2_rl runs (seeds of one recipe)')
@@ -71,15 +90,9 @@ def main():
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{warm_tag}.pt')
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    placements = arl.rl_placements(tasks)
-    held = {gym_v2.task_group(t) for t in tasks if t.split == 'heldout'}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=records[0]['hint'], cache=cache, sandbox=pool.run)
-        splits = {'rl_groups': gym_v2.group_tasks(placements, FRESH_VARIANTS, 'rl_groups',
-                                                  first_id=len(tasks), env=env)}
-        splits['heldout'] = gym_v2.group_tasks(held - placements, FRESH_VARIANTS, 'heldout',
-                                               first_id=len(tasks) + len(splits['rl_groups']),
-                                               env=env)
+        splits = fresh_splits(tasks, env)
         print('fresh tasks:', {s: len(v) for s, v in splits.items()}, flush=True)
         print(f'warm start {warm_tag}', flush=True)
         control = ev.evaluate(warm, env, splits, tok, samples=SAMPLES, temperatures=CONTROL_T,
