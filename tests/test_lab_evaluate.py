@@ -5,6 +5,7 @@ helpers of the gym_v2 RL lab and its failure classes (gym_v2_failures.py).
 Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
+import dataclasses
 import json
 import math
 import sys
@@ -231,3 +232,32 @@ def test_first_edit_class_by_hand():
     ]
     for trajectory, want in cases:
         assert gf.first_edit_class(task, trajectory) == want, trajectory.turns
+
+
+def test_padding_moves_the_line_not_the_bug():
+    """pad_blank_lines inserts blank lines below the def line of the buggy and the reference
+    source alike: the hint names the moved line and quotes the bug's text, the reference fix
+    applies there and gives the padded reference, the task still validates, and the same task
+    is always padded the same way (seeded by its placement and variant)."""
+    rows = [r for v in range(8) for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, v)]
+    tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    padded = gym_v2.pad_tasks(tasks, 2, env)
+    shifts = [p.line - t.line for t, p in zip(tasks, padded)]
+    assert set(shifts) == {0, 1, 2}
+    for task, pad in zip(tasks, padded):
+        assert pad.code.splitlines()[pad.line - 1] == task.code.splitlines()[task.line - 1]
+        assert pad.code.splitlines()[0] == task.code.splitlines()[0]        # the def line
+        assert [x for x in pad.code.splitlines() if x] == task.code.splitlines()
+        call = arl.parse_call(f'<call> edit {pad.fix} </call>')
+        assert arl.apply_patch(pad.code, call.line, call.old, call.new) == (pad.solution, '')
+        env.reset(pad)
+        env.step('<call> read </call>')
+        obs = env.step('<call> test </call>')[0]
+        assert f'at line {pad.line}: ' in obs, obs
+        assert gym_v2.task_group(task) == (task.template, task.line, task.kind)
+    assert gym_v2.pad_tasks(tasks, 2, env) == padded
+    assert gym_v2.pad_tasks(tasks, 0, env) == tasks
+    broken = dataclasses.replace(tasks[0], solution=tasks[0].code)          # "fix" = the bug
+    with pytest.raises(ValueError, match='padded task 0'):
+        gym_v2.pad_tasks([broken], 2, env)

@@ -12,6 +12,9 @@ fresh process per sandbox call it takes about 12 minutes on a shared 2-core mach
     nice -n 5 .venv/bin/python book/labs/gym_v2.py
 """
 
+import dataclasses
+import random
+
 import agentrl as arl
 from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
     EXTRA_TEMPLATES, HELDOUT_FRACTION, STRETCH_FUNCS, TRAIN_VARIANTS, HintedBugFixEnv,
@@ -22,6 +25,38 @@ from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
 
 TEMPLATES = arl.VARIANT_TEMPLATES
 make_v2_tasks = arl.make_variant_tasks
+
+
+def pad_blank_lines(task, most, seed=0):
+    """The task with 0..most blank lines inserted at seeded places in its function's body (never
+    above the def line), in the buggy and the reference source alike, its line and fix moved to
+    match. One placement then sits on different line numbers in different instances, so a policy
+    can find the line only by reading it (the hint, the listing), not by recalling the function.
+    Blank lines are no-ops anywhere in a body, so the tests' results do not change."""
+    rng = random.Random(f'{seed}:pad:{task.template}:{task.variant}:{task.line}:{task.kind}')
+    code = task.code.splitlines(keepends=True)
+    solution = task.solution.splitlines(keepends=True)
+    assert len(code) == len(solution), task.id     # a 'sub' fix changes one line in place
+    line = task.line
+    for _ in range(rng.randint(0, most)):
+        at = rng.randint(2, len(code))              # the new blank line becomes line `at`
+        code.insert(at - 1, '\n')
+        solution.insert(at - 1, '\n')
+        line += at <= line
+    op, _, body = task.fix.split(' ', 2)
+    return dataclasses.replace(task, code=''.join(code), solution=''.join(solution), line=line,
+                               fix=f'{op} {line} {body}')
+
+
+def pad_tasks(tasks, most, env, seed=0):
+    """pad_blank_lines on every task, each padded task validated again through env.run (a
+    padded task that fails validation is a bug in the padding: it raises)."""
+    padded = [pad_blank_lines(t, most, seed) for t in tasks] if most else list(tasks)
+    for task in padded:
+        ok, why = arl.validate_task(task, run=env.run)
+        if not ok:
+            raise ValueError(f'padded task {task.id} ({task.template}, line {task.line}): {why}')
+    return padded
 
 
 def main():

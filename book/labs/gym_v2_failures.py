@@ -22,6 +22,9 @@ recalls training: how many edits to another line named a line on which the warm 
 placement of the same template (beside how many would by chance), and how many placements share
 their line with such a trained placement (of another kind: a recalled fix there is a wrong change
 on the right line).
+A warm start trained on padded tasks (gym_v2_warm_start.py --pad-lines) and its RL runs play
+the fresh tasks padded the same way; an edit to another line is then checked against the lines
+the warm start was shown its placements on.
 
 Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-threaded):
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_failures.py \
@@ -44,7 +47,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
 from gym_v2_rl_fresh import FRESH_SEED, fresh_splits, load_policy, placement_halves  # noqa: E402
-from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
+from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, played, write_record  # noqa: E402
 
 CLASSES = ('no_edit', 'other_line', 'not_applied', 'wrong_change_at_bug',
            'wrong_change_elsewhere_on_line', 'right_fix')
@@ -118,16 +121,21 @@ def main():
                          f' not {args.runs}')
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    trained_lines = {}
-    for t in tasks:
+    pad = json.loads((RESULTS / f'gym_v2_{fresh["warm"]}.json').read_text()).get('pad_lines', 0)
+    trained_lines, shown_lines = {}, {}     # placements' lines; the lines the warm start saw
+    for t in tasks:                          # them on (the same unless the tasks are padded)
         if t.split == 'train':
             trained_lines.setdefault(t.template, set()).add(t.line)
+    for t in played(tasks, cache, pad).values():
+        if t.split == 'train':
+            shown_lines.setdefault(t.template, set()).add(t.line)
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
     hint = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())['hint']
     result = {}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
-        splits = fresh_splits(tasks, env)
+        placed = fresh_splits(tasks, env)
+        splits = {s: gym_v2.pad_tasks(v, pad, env) for s, v in placed.items()}   # as played
         groups = placement_halves(tasks)
         shared = {split: sum(line in trained_lines.get(template, ()) for template, line, _ in g)
                   for split, g in groups.items()}
@@ -136,7 +144,7 @@ def main():
               flush=True)
         for split, split_tasks in splits.items():
             ids = [list(x) for x in fresh['task_ids'][split]]
-            if [[t.template, t.line, t.kind, t.variant] for t in split_tasks] != ids:
+            if [[t.template, t.line, t.kind, t.variant] for t in placed[split]] != ids:
                 raise SystemExit(f'{split}: the fresh tasks differ from the record\'s')
             control_t = fresh['versus'][split]['control_temperature']
             policies = [('warm t1', warm, 1.0),
@@ -144,7 +152,7 @@ def main():
             policies += [(tag, load_policy(tag), 1.0) for tag in args.runs]
             result[split] = {}
             for name, model, temperature in policies:
-                res = classify(model, env, split_tasks, tok, temperature, trained_lines)
+                res = classify(model, env, split_tasks, tok, temperature, shown_lines)
                 recorded = (fresh['control'][split][f't{temperature:g}'] if name.startswith('warm')
                             else fresh['trained'][name][split]['t1'])['rate']
                 if abs(res['rate'] - recorded) > 1e-9:

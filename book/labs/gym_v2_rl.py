@@ -43,6 +43,10 @@ over to the unseen held-out placements? The stretch split then no longer measure
 functions (its evaluation variants 8-9 are new instances of trained placements); rl_groups and
 the unseen held-out placements stay as they are.
 
+A warm start trained on padded tasks (gym_v2_warm_start.py --pad-lines K, recorded in its JSON)
+is trained and evaluated on tasks padded the same way: RL's tasks, the mixed batches' training
+tasks and every evaluation split. Placements and splits are those of the unpadded tasks.
+
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
 is that of the KL); each update also logs the k1 and k3 estimates per policy token. Does a
@@ -88,7 +92,7 @@ import agentrl as arl
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
-from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks, write_record  # noqa: E402
+from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks, played, write_record  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
 TASKS_PER_UPDATE = 16
@@ -212,9 +216,11 @@ def main():
     warm_path = RESULTS / f'gym_v2_{args.warm}.pt'
     model = arl.load_checkpoint(warm_path)
     config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
+    pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
     by_id = {t.id: t for t in tasks}
+    play = played(tasks, cache, pad)
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
-    train = [t for t in tasks if t.split == 'train']
+    train = [play[t.id] for t in tasks if t.split == 'train']
     placements = arl.rl_placements(tasks) if args.train_on != 'train' else set()
     if args.with_stretch and not placements:
         raise SystemExit('--with-stretch adds placements to --train-on heldout-groups or mixed')
@@ -245,13 +251,14 @@ def main():
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
         if placements:
             trained_tasks = train
-            train = gym_v2.group_tasks(placements | stretch_groups, range(gym_v2.TRAIN_VARIANTS),
-                                       'rl', first_id=len(tasks), env=env)
+            train = gym_v2.pad_tasks(
+                gym_v2.group_tasks(placements | stretch_groups, range(gym_v2.TRAIN_VARIANTS),
+                                   'rl', first_id=len(tasks), env=env), pad, env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups'
                   + (f' and {len(stretch_groups)} stretch groups' if stretch_groups else ''),
                   flush=True)
-        unseen = [t for t in splits['heldout'] if gym_v2.task_group(t) not in placements]
-        seen_by_rl = [t for t in splits['heldout'] if t not in unseen]
+        unseen = [play[t.id] for t in splits['heldout'] if gym_v2.task_group(t) not in placements]
+        seen_by_rl = [play[t.id] for t in splits['heldout'] if gym_v2.task_group(t) in placements]
         curve.append((0, mean_expert_prob(model, env, unseen, tok)))
         if seen_by_rl:
             rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
@@ -290,10 +297,11 @@ def main():
         torch.save({'state_dict': model.state_dict(), 'model_config': config},
                    checkpoint)      # before evaluation, so a failure there loses no training
         t0 = time.time()
-        metrics = ev.evaluate(model, env, {s: splits[s] for s in ('heldout', 'stretch')}, tok,
+        metrics = ev.evaluate(model, env, {s: [play[t.id] for t in splits[s]]
+                                           for s in ('heldout', 'stretch')}, tok,
                               samples=SAMPLES, temperatures=(1.0, EXTRA_T), seed=EVAL_SEED)
-        metrics.update(ev.evaluate(model, env, {'train': splits['train']}, tok,
-                                   samples=SAMPLES, seed=EVAL_SEED))
+        metrics.update(ev.evaluate(model, env, {'train': [play[t.id] for t in splits['train']]},
+                                   tok, samples=SAMPLES, seed=EVAL_SEED))
     mode = 'hint' if hint else 'plain'
     control = dict(warm['metrics'][mode])
     if placements:  # the held-out evaluation splits into RL's own groups and the unseen rest
@@ -319,6 +327,7 @@ def main():
               f' {versus[s]["at_extra_t_minus_control"][1]:.3f} (paired)', flush=True)
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
+        'pad_lines': pad,
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
         'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),

@@ -14,6 +14,8 @@ The warm start is swept over CONTROL_T (its best temperature per split is the co
 trained policy is sampled at T=1 and T=0.5 and greedily; SAMPLES episodes per task with the
 same per-episode seeds for every model (common random numbers), differences paired by task.
 The per-task rates of the seeds are also averaged and paired against the control.
+If the warm start was trained on padded tasks (gym_v2_warm_start.py --pad-lines), the fresh
+tasks are padded the same way; the record names them by their unpadded placement.
 
 Run from the repository root after the RL runs (it loads results/gym_v2_rl_TAG.pt, or the
 copy in $TMPDIR that every run leaves):
@@ -88,11 +90,13 @@ def main():
                          '--train-on heldout-groups or mixed')
     warm_tag = warm_tag.pop()
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{warm_tag}.pt')
+    pad = json.loads((RESULTS / f'gym_v2_{warm_tag}.json').read_text()).get('pad_lines', 0)
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=records[0]['hint'], cache=cache, sandbox=pool.run)
-        splits = fresh_splits(tasks, env)
+        placed = fresh_splits(tasks, env)
+        splits = {s: gym_v2.pad_tasks(v, pad, env) for s, v in placed.items()}   # as trained
         print('fresh tasks:', {s: len(v) for s, v in splits.items()}, flush=True)
         print(f'warm start {warm_tag}', flush=True)
         control = ev.evaluate(warm, env, splits, tok, samples=SAMPLES, temperatures=CONTROL_T,
@@ -120,10 +124,10 @@ def main():
         versus[split] = {'control_temperature': best, 'tasks': len(base), **rows}
     write_record(f'gym_v2_rl_fresh_{args.tag}', {
         'lab': 'book/labs/gym_v2_rl_fresh.py', 'tag': args.tag, 'runs': args.runs,
-        'warm': warm_tag, 'fresh_variants': FRESH_VARIANTS, 'control_temperatures': CONTROL_T,
+        'warm': warm_tag, 'pad_lines': pad, 'fresh_variants': FRESH_VARIANTS, 'control_temperatures': CONTROL_T,
         'trained_temperatures': TRAINED_T, 'samples_per_task': SAMPLES, 'episode_seed': FRESH_SEED,
         'task_ids': {s: [(t.template, t.line, t.kind, t.variant) for t in v]
-                     for s, v in splits.items()},
+                     for s, v in placed.items()},
         'control': control, 'trained': trained, 'versus': versus,
         'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
 

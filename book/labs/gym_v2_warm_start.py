@@ -20,6 +20,11 @@ episodes per task, greedy, pass@k and the expert-path probability.
   --n-eval N       tasks per evaluation split, one per group (default N_EVAL; the first four
                    runs below used 32)
   --save           keep the checkpoint as results/gym_v2_NAME.pt (the RL lab starts from it)
+  --pad-lines K    insert 0..K blank lines into every task's function (gym_v2.pad_blank_lines),
+                   evaluation tasks too: one placement then sits on different line numbers, so
+                   the line can be read from the hint but not recalled from the function
+  --load TAG       evaluate the saved warm start results/gym_v2_TAG.pt instead of training one
+                   (e.g. the unpadded warm start on padded tasks)
 
 Run from the repository root, one at a time (single-threaded, seeded):
     nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 0.5 --sweep hint \
@@ -31,6 +36,12 @@ Run from the repository root, one at a time (single-threaded, seeded):
         --sweep hint --tag hint_recovery_1600
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
         --steps 3000 --sweep hint --save --tag hint_recovery_3000
+Padded tasks (session 10 of GYM_V2.md): a warm start trained on them, and the unpadded one
+evaluated on them, at the same evaluation tasks and episode seeds:
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
+        --steps 3000 --sweep hint --save --pad-lines 2 --tag hint_recovery_3000_pad2
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 \
+        --sweep hint --pad-lines 2 --load hint_recovery_3000 --tag hint_recovery_3000_on_pad2
 (the first four with --n-eval 32 and the sweep at 0.3, 0.5, 0.7 on heldout only, as committed
 then; evaluation was then one episode at a time, now batched through rollout_batch, which
 gives the same episodes).
@@ -108,8 +119,25 @@ def load_tasks():
         tasks = gym_v2.make_v2_tasks(seed=TASK_SEED, env=env)
         for task in tasks:                       # the expert's `test` observation, run once
             env.run(task.code, task.visible)
-    path.write_bytes(pickle.dumps((tasks, cache)))
+    tmp = path.with_suffix('.tmp')
+    tmp.write_bytes(pickle.dumps((tasks, cache)))
+    tmp.replace(path)
     return tasks, cache
+
+
+def played(tasks, cache, pad_lines):
+    """{task id: the task an episode plays}: the task itself, or with pad_lines > 0 the task
+    padded by gym_v2.pad_tasks and validated again (its sandbox results join `cache`). Splits,
+    groups and placements are always read from the unpadded tasks: padding moves line numbers,
+    not placements."""
+    if not pad_lines:
+        return {t.id: t for t in tasks}
+    with arl.SandboxPool(workers=1) as pool:
+        env = arl.BugFixEnv(cache=cache, sandbox=pool.run)
+        padded = gym_v2.pad_tasks(tasks, pad_lines, env)
+        for task in padded:
+            env.run(task.code, task.visible)
+    return {t.id: t for t in padded}
 
 
 def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed):
@@ -151,6 +179,10 @@ def main():
     parser.add_argument('--d-model', type=int, default=MODEL_CONFIG['d_model'])
     parser.add_argument('--n-eval', type=int, default=N_EVAL)
     parser.add_argument('--save', action='store_true', help='keep the checkpoint in results/')
+    parser.add_argument('--pad-lines', type=int, default=0, metavar='K',
+                        help='insert 0..K blank lines into every task (gym_v2.pad_blank_lines)')
+    parser.add_argument('--load', metavar='TAG',
+                        help='evaluate results/gym_v2_TAG.pt instead of training a warm start')
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
@@ -158,10 +190,11 @@ def main():
     start = time.time()
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
+    play = played(tasks, cache, args.pad_lines)
     envs = {mode: gym_v2.HintedBugFixEnv(hint=mode == 'hint', cache=cache)
             for mode in ('plain', 'hint')}
-    train = [t for t in tasks if t.split == 'train']
-    splits = {s: gym_v2.one_per_group(tasks, s, args.n_eval, seed=EVAL_SEED)
+    train = [play[t.id] for t in tasks if t.split == 'train']
+    splits = {s: [play[t.id] for t in gym_v2.one_per_group(tasks, s, args.n_eval, seed=EVAL_SEED)]
               for s in ('heldout', 'stretch', 'rename', 'train')}
     print(f'{len(tasks)} tasks, {len(train)} train; evaluating on',
           {s: len(v) for s, v in splits.items()}, f'({time.time() - start:.0f} s)', flush=True)
@@ -170,19 +203,29 @@ def main():
                                TRAIN_SEED)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
-    config = dict(MODEL_CONFIG, d_model=args.d_model)
-    model = arl.TinyAgent(**config)
-    handle = report_progress(model, args.steps)
-    t0 = time.time()
-    losses = arl.train_next_token(model, examples, steps=args.steps, lr=LR,
-                                  batch_size=BATCH_SIZE, seed=TRAIN_SEED)
-    train_seconds = time.time() - t0
-    handle.remove()
-    print(f'trained {args.steps} steps in {train_seconds:.0f} s; loss {sum(losses[:50]) / 50:.3f}'
-          f' -> {sum(losses[-50:]) / 50:.3f}', flush=True)
-    where = CHECKPOINTS if args.save else pathlib.Path(tempfile.gettempdir())
-    torch.save({'state_dict': model.state_dict(), 'model_config': config},
-               where / f'gym_v2_{args.tag}.pt')
+    if args.load:
+        loaded = json.loads((RESULTS / f'gym_v2_{args.load}.json').read_text())
+        model = arl.load_checkpoint(RESULTS / f'gym_v2_{args.load}.pt')
+        config = loaded['model_config']
+        loss_first, loss_last = loaded['loss_first50'], loaded['loss_last50']
+        train_seconds = 0
+        args.steps, args.recovery_share = loaded['steps'], loaded['recovery_share']
+        print(f'loaded the warm start {args.load}', flush=True)
+    else:
+        config = dict(MODEL_CONFIG, d_model=args.d_model)
+        model = arl.TinyAgent(**config)
+        handle = report_progress(model, args.steps)
+        t0 = time.time()
+        losses = arl.train_next_token(model, examples, steps=args.steps, lr=LR,
+                                      batch_size=BATCH_SIZE, seed=TRAIN_SEED)
+        train_seconds = time.time() - t0
+        handle.remove()
+        loss_first, loss_last = sum(losses[:50]) / 50, sum(losses[-50:]) / 50
+        print(f'trained {args.steps} steps in {train_seconds:.0f} s; loss {loss_first:.3f}'
+              f' -> {loss_last:.3f}', flush=True)
+        where = CHECKPOINTS if args.save else pathlib.Path(tempfile.gettempdir())
+        torch.save({'state_dict': model.state_dict(), 'model_config': config},
+                   where / f'gym_v2_{args.tag}.pt')
 
     t0 = time.time()
     metrics = {}
@@ -207,6 +250,7 @@ def main():
             print(f'  {s} sharpening control: best temperature {best}', flush=True)
     record = {
         'lab': 'book/labs/gym_v2_warm_start.py', 'tag': args.tag, 'hint_share': args.hint_share,
+        'pad_lines': args.pad_lines, 'loaded_from': args.load,
         'torch_version': torch.__version__, 'model_config': config,
         'parameters': sum(p.numel() for p in model.parameters()),
         'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
@@ -218,7 +262,7 @@ def main():
         'eval_task_ids': {s: [t.id for t in v] for s, v in splits.items()},
         'samples_per_task': SAMPLES,
         'expert_tokens_mean': sum(len(ids) for ids, _ in examples) / len(examples),
-        'loss_first50': sum(losses[:50]) / 50, 'loss_last50': sum(losses[-50:]) / 50,
+        'loss_first50': loss_first, 'loss_last50': loss_last,
         'metrics': metrics,
         'train_seconds': round(train_seconds), 'eval_seconds': round(time.time() - t0),
         'threads': torch.get_num_threads(),
