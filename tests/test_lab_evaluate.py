@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'book' / 'labs')
 import agentrl as arl  # noqa: E402
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
+import gym_v2_copying  # noqa: E402
 import gym_v2_warm_start  # noqa: E402
 
 
@@ -261,3 +262,33 @@ def test_padding_moves_the_line_not_the_bug():
     broken = dataclasses.replace(tasks[0], solution=tasks[0].code)          # "fix" = the bug
     with pytest.raises(ValueError, match='padded task 0'):
         gym_v2.pad_tasks([broken], 2, env)
+
+
+def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
+    """gym_v2_copying finds the first digit of the expert edit's line number (in the policy's
+    tokens, not in an observation that quotes an edit), keeps only the tasks whose padding
+    moved the line to a one-digit number, and reads the probabilities of the padded and the
+    unpadded digit off the policy's next-token distribution, which it compares by hand."""
+    tok = arl.CharTokenizer()
+    rows = [r for v in range(8) for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, v)]
+    tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    padded = gym_v2.pad_tasks(tasks, 2, env)
+    pairs = [(t, p) for t, p in zip(tasks, padded) if gym_v2_copying.moved(t, p)]
+    assert pairs and all(p.line != t.line and p.line < 10 for t, p in pairs)
+    assert not gym_v2_copying.moved(tasks[0], tasks[0])
+    plain, pad = pairs[0]
+    traj = arl.teacher_rollout(env, pad, tok, arl.expert_policy)
+    at = gym_v2_copying.line_digit_position(traj.ids, traj.action_mask, tok)
+    assert tok.decode(traj.ids[at:at + 1].tolist()) == str(pad.line)
+    assert traj.action_mask[at] == 1
+    assert tok.decode(traj.ids[at - 9:at].tolist()) == 'edit sub '
+    model = arl.TinyAgent(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2).eval()
+    (hinted, unpadded), = gym_v2_copying.hinted_or_unpadded(model, env, [(plain, pad)], tok)
+    with torch.no_grad():
+        probs = torch.softmax(model(traj.ids[None, :at])[0][0, -1], -1)
+    assert hinted == pytest.approx(probs[tok.encode(str(pad.line))[0]].item())
+    assert unpadded == pytest.approx(probs[tok.encode(str(plain.line))[0]].item())
+    reader = arl.teacher_rollout(env, pad, tok, lambda task, history: '<call> read </call>')
+    with pytest.raises(ValueError, match='no edit'):
+        gym_v2_copying.line_digit_position(reader.ids, reader.action_mask, tok)
