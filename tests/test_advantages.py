@@ -497,3 +497,39 @@ def test_the_stretch_placements_do_not_carry_over():
     assert abs(d) < 2 * se
     _, control = arl.sharpening_control(warm, 'heldout')
     assert arl.paired(mine, control)[0] < 0
+
+
+def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_only_sharpens():
+    """GYM_V2 Session 10 and 7.7: on padded tasks whose bug moved, the book's warm start puts
+    more probability on the unpadded line digit than on the hinted one on every split; the warm
+    starts trained on padded tasks put at least as much on the hinted digit on their own train
+    split; RL from the padded warm start (mixed batches, 300 updates, three seeds, padded tasks)
+    does not raise the hinted digit on held-out tasks, and on fresh unseen placements it beats
+    the warm start at T=1 on every seed (by more than two standard errors, seeds averaged) while
+    staying within two of its sharpening control."""
+    copying = load_lab('gym_v2_copying_pad2')
+    assert copying['pad_lines'] == 2
+    for split, row in copying['result']['hint_recovery_3000'].items():
+        assert row['unpadded'] > 2 * row['hinted'] and row['tasks'] >= 20, split
+        assert row['hinted'] == pytest.approx(sum(p for p, _ in row['per_task']) / row['tasks'])
+    for warm in ('hint_recovery_3000_pad2', 'hint_recovery_3000_pad2_d128'):
+        assert load_lab(f'gym_v2_{warm}')['pad_lines'] == 2
+        train = copying['result'][warm]['train']
+        assert train['hinted'] > train['unpadded'], warm
+    fresh = load_lab('gym_v2_rl_fresh_hg_mixed_pad2_rloo_lr3e-4_u300')
+    assert fresh['pad_lines'] == 2 and fresh['warm'] == 'hint_recovery_3000_pad2'
+    rl = [copying['result'][f'rl:{tag}']['heldout']['hinted'] for tag in fresh['runs']]
+    assert sum(rl) / len(rl) <= copying['result']['hint_recovery_3000_pad2']['heldout']['hinted']
+    for tag in fresh['runs']:
+        run = load_lab(f'gym_v2_rl_{tag}')
+        assert run['pad_lines'] == 2 and run['train_on'] == 'mixed' and run['updates'] == 300
+    warm = fresh['control']
+    for tag in fresh['runs']:
+        assert arl.paired(fresh['trained'][tag]['heldout']['t1']['per_task'],
+                          warm['heldout']['t1']['per_task'])[0] > 0
+    mine = arl.seeds_per_task(fresh, 'heldout', 't1')
+    d, se = arl.paired(mine, warm['heldout']['t1']['per_task'])
+    assert d > 2 * se
+    _, control = arl.sharpening_control(warm, 'heldout')
+    d, se = arl.paired(mine, control)
+    assert abs(d) < 2 * se
