@@ -77,7 +77,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--warm', required=True,
                         help='warm-start tag whose evaluation tasks and padding are used')
-    parser.add_argument('--policies', nargs='+', required=True)
+    parser.add_argument('--policies', nargs='+', required=True,
+                        help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
