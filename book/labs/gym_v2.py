@@ -50,8 +50,11 @@ def pad_blank_lines(task, most, seed=0):
 
 def pad_tasks(tasks, most, env, seed=0):
     """pad_blank_lines on every task, each padded task validated again through env.run (a
-    padded task that fails validation is a bug in the padding: it raises)."""
-    padded = [pad_blank_lines(t, most, seed) for t in tasks] if most else list(tasks)
+    padded task that fails validation is a bug in the padding: it raises). With most=0 the tasks
+    are returned as they are: nothing moved, and they were validated when they were made."""
+    if not most:
+        return list(tasks)
+    padded = [pad_blank_lines(t, most, seed) for t in tasks]
     for task in padded:
         ok, why = arl.validate_task(task, run=env.run)
         if not ok:

@@ -3,11 +3,11 @@
 gym_v2_failures.py found that a third of the warm start's first edits on unseen placements name
 another line than the one the hint names, and suggested recall as the cause: the policy writes the
 line on which it was taught a fix for that function. This lab asks, token by token, whether the
-line number in the edit comes from the hint at all. Each evaluation task of a warm start's record (one per group of held-out, stretch, rename
-and train) is padded as `gym_v2_warm_start.py --pad-lines K` pads it; the expert's episode is
-played with the line hint (read, test, then the edit), and at the token that starts the edit's
-line number the policy's next-token distribution is read off (teacher forcing, one forward pass
-per task, exact):
+line number in the edit comes from the hint at all. Each evaluation task of a warm start's
+record (one per group of held-out, stretch, rename and train) is padded as
+`gym_v2_warm_start.py --pad-lines K` pads it; the expert's episode is played with the line hint
+(read, test, then the edit), and at the token that starts the edit's line number the policy's
+next-token distribution is read off (teacher forcing, one forward pass per task, exact):
 
   hinted    the probability of the padded line's digit: the number the hint and the listing show
   unpadded  the probability of the unpadded line's digit: where the bug sits in every unpadded
@@ -62,7 +62,7 @@ def hinted_or_unpadded(model, env, pairs, tok):
         at = line_digit_position(traj.ids, traj.action_mask, tok)
         with torch.no_grad():
             logits = model(traj.ids[None, :at])[0][0, -1]
-        probs = torch.softmax(logits.float(), -1)
+        probs = torch.softmax(logits, -1)
         out.append((probs[tok.encode(str(padded.line))[0]].item(),
                     probs[tok.encode(str(plain.line))[0]].item()))
     return out
@@ -98,9 +98,8 @@ def main():
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
     result = {}
     for name in args.policies:
-        model = (load_policy(name[3:]) if name.startswith('rl:')
+        model = (load_policy(name[3:]) if name.startswith('rl:')     # both in eval mode
                  else arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt'))
-        model.eval()
         result[name] = {}
         for split, split_pairs in pairs.items():
             probs = hinted_or_unpadded(model, env, split_pairs, tok)

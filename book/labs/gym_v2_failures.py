@@ -121,7 +121,8 @@ def main():
                          f' not {args.runs}')
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    pad = json.loads((RESULTS / f'gym_v2_{fresh["warm"]}.json').read_text()).get('pad_lines', 0)
+    run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
+    hint, pad = run['hint'], run.get('pad_lines', 0)    # as its warm start played the tasks
     trained_lines, shown_lines = {}, {}     # placements' lines; the lines the warm start saw
     for t in tasks:                          # them on (the same unless the tasks are padded)
         if t.split == 'train':
@@ -130,7 +131,6 @@ def main():
         if t.split == 'train':
             shown_lines.setdefault(t.template, set()).add(t.line)
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
-    hint = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())['hint']
     result = {}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)

@@ -90,7 +90,7 @@ def main():
                          '--train-on heldout-groups or mixed')
     warm_tag = warm_tag.pop()
     warm = arl.load_checkpoint(RESULTS / f'gym_v2_{warm_tag}.pt')
-    pad = json.loads((RESULTS / f'gym_v2_{warm_tag}.json').read_text()).get('pad_lines', 0)
+    pad = records[0].get('pad_lines', 0)     # the runs share a warm start, hence its padding
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     with arl.SandboxPool(workers=1) as pool:
@@ -124,7 +124,8 @@ def main():
         versus[split] = {'control_temperature': best, 'tasks': len(base), **rows}
     write_record(f'gym_v2_rl_fresh_{args.tag}', {
         'lab': 'book/labs/gym_v2_rl_fresh.py', 'tag': args.tag, 'runs': args.runs,
-        'warm': warm_tag, 'pad_lines': pad, 'fresh_variants': FRESH_VARIANTS, 'control_temperatures': CONTROL_T,
+        'warm': warm_tag, 'pad_lines': pad, 'fresh_variants': FRESH_VARIANTS,
+        'control_temperatures': CONTROL_T,
         'trained_temperatures': TRAINED_T, 'samples_per_task': SAMPLES, 'episode_seed': FRESH_SEED,
         'task_ids': {s: [(t.template, t.line, t.kind, t.variant) for t in v]
                      for s, v in placed.items()},
