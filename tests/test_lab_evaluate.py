@@ -21,6 +21,7 @@ import agentrl as arl  # noqa: E402
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
 import gym_v2_copying  # noqa: E402
+import gym_v2_edit_parts  # noqa: E402
 import gym_v2_warm_start  # noqa: E402
 
 
@@ -292,3 +293,27 @@ def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
     reader = arl.teacher_rollout(env, pad, tok, lambda task, history: '<call> read </call>')
     with pytest.raises(ValueError, match='no edit'):
         gym_v2_copying.line_digit_position(reader.ids, reader.action_mask, tok)
+
+
+def test_the_edit_parts_split_the_expert_path_exactly():
+    """gym_v2_edit_parts names each token of an edit (line digits, old text, `|new`, the rest
+    `calls`), every token of another call `calls`, and its parts' log-probabilities sum to the
+    expert path's (Section 6.8's expert_path_logprob) on the same episode."""
+    tok = arl.CharTokenizer()
+    names = gym_v2_edit_parts.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
+    assert len(names) == len(tok.encode('<call> edit sub 12 return jj|return r4 </call>'))
+    text = ''.join(n[0] for n in names)          # `<call>` is one token, ' edit sub ' ten
+    assert text == 'c' * 11 + 'll' + 'c' + 'o' * 9 + 'n' * 10 + 'cc'
+    assert set(gym_v2_edit_parts.edit_parts('<call> test </call>', tok)) == {'calls'}
+    with pytest.raises(AssertionError):
+        gym_v2_edit_parts.edit_parts('<call> edit sub x jj </call>', tok)
+    assert gym_v2_edit_parts.action_spans([0, 1, 1, 0, 0, 1, 0, 1]) == [(1, 3), (5, 6), (7, 8)]
+    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
+    task = gym_v2.VariantTask(id=0, split='train', **rows[0])
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    torch.manual_seed(0)
+    model = arl.TinyAgent(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2).eval()
+    parts = gym_v2_edit_parts.part_logprobs(model, env, task, tok)
+    assert set(parts) == set(gym_v2_edit_parts.PARTS) and all(v < 0 for v in parts.values())
+    whole, = arl.expert_path_logprob(model, env, [task], tok)
+    assert sum(parts.values()) == pytest.approx(whole, abs=1e-4)

@@ -1,0 +1,141 @@
+"""Where on the expert's path does a policy lose its probability: the line, the old text, the new?
+
+The exact expert-path probability (Section 6.8) is a product over the expert episode's action
+tokens. This lab splits that product by what each token writes, for one teacher-forced pass per
+task, with the line hint on (read, test, the edit, submit):
+
+  calls  `read`, `test` and `submit`, and the edit's `<call> edit sub ` and ` </call>`
+  line   the digits of the edit's line number, which the hint and the listing show
+  old    the edit's `<old>` text, which the hinted line shows
+  new    `|` and the `<new>` text: the fix itself, shown nowhere in the episode
+
+Per task and part, P(part) is exp of the sum of the part's token log-probabilities given
+everything before it (the expert's own tokens); their product is the task's expert-path
+probability. Tasks are the evaluation tasks of a warm start's record (one per group), padded as
+that warm start was trained; its held-out tasks are split into RL's placements and the unseen ones
+(agentrl.rl_placements), the halves gym_v2_rl_fresh.py reports. A policy that has learnt to
+copy the line and the old text, and fails at the fix, loses its mass in `new`; one that recalls
+placements, in `line`.
+
+Run from the repository root (single-threaded, seconds per policy):
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_edit_parts.py \
+        --warm hint_recovery_6000_pad6 --policies hint_recovery_6000_pad6 --tag pad6
+(--policies takes warm-start tags, results/gym_v2_TAG.pt, and RL tags, rl:TAG for
+gym_v2_rl_TAG.pt in results/ or $TMPDIR.) Results: results/gym_v2_edit_parts_TAG.json.
+"""
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+import time
+
+import torch
+
+import agentrl as arl
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gym_v2  # noqa: E402
+from gym_v2_rl_fresh import load_policy  # noqa: E402
+from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
+
+PARTS = ('calls', 'line', 'old', 'new')
+
+
+def edit_parts(action, tok):
+    """Part name of each token of an action: `calls` for every token but an edit's line, old
+    text and `|new` (an edit is `<call> edit OP N old|new </call>`)."""
+    opening, close = '<call> edit ', ' </call>'
+    if not action.startswith(opening):
+        pieces = [('calls', action)]
+    else:
+        assert action.endswith(close), action
+        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
+        old, bar, new = patch.partition('|')
+        assert bar and line.isdigit(), action
+        pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
+                  ('new', bar + new), ('calls', close)]
+    return [name for name, text in pieces for _ in tok.encode(text)]
+
+
+def action_spans(action_mask):
+    """(start, end) of each run of action tokens, in order."""
+    spans, start = [], None
+    for i, m in enumerate(action_mask + [0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+@torch.no_grad()
+def part_logprobs(model, env, task, tok):
+    """{part: summed log-probability of its tokens} on the expert's episode of task."""
+    traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
+    mask = [int(v) for v in traj.action_mask.tolist()]
+    logits, _ = model(traj.ids[None])
+    logp = torch.log_softmax(logits[0, :-1].float(), -1)
+    token_logp = logp.gather(-1, traj.ids[1:, None])[:, 0].tolist()  # token_logp[i]: ids[i + 1]
+    out = dict.fromkeys(PARTS, 0.0)
+    for start, end in action_spans(mask):
+        action = tok.decode(traj.ids[start:end].tolist())
+        names = edit_parts(action, tok)
+        assert len(names) == end - start, (task.id, action)
+        for i, name in zip(range(start, end), names):
+            out[name] += token_logp[i - 1]
+    return out
+
+
+def splits_of(warm, tasks):
+    """{split: evaluation task ids}, held-out split into RL's placements and the unseen ones."""
+    by_id = {t.id: t for t in tasks}
+    rl = arl.rl_placements(tasks)
+    held = warm['eval_task_ids']['heldout']
+    return {'rl_placements': [i for i in held if gym_v2.task_group(by_id[i]) in rl],
+            'unseen': [i for i in held if gym_v2.task_group(by_id[i]) not in rl],
+            'stretch': warm['eval_task_ids']['stretch'], 'train': warm['eval_task_ids']['train']}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--warm', required=True,
+                        help='warm-start tag whose evaluation tasks and padding are used')
+    parser.add_argument('--policies', nargs='+', required=True,
+                        help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
+    parser.add_argument('--tag', required=True)
+    args = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    start = time.time()
+    warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
+    pad = warm.get('pad_lines', 0)
+    tasks, cache = load_tasks()
+    play = played(tasks, cache, pad)
+    splits = splits_of(warm, tasks)
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
+    result = {}
+    for name in args.policies:
+        model = (load_policy(name[3:]) if name.startswith('rl:')     # both in eval mode
+                 else arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt'))
+        result[name] = {}
+        for split, ids in splits.items():
+            per_task = [part_logprobs(model, env, play[i], tok) for i in ids]
+            row = {part: sum(math.exp(t[part]) for t in per_task) / len(ids) for part in PARTS}
+            row['expert_path'] = sum(math.exp(sum(t.values())) for t in per_task) / len(ids)
+            row.update(tasks=len(ids), per_task=per_task)
+            result[name][split] = row
+            print(f'{name:32s} {split:14s} ({len(ids):2d} tasks) '
+                  + ', '.join(f'P({p}) {row[p]:.3f}' for p in PARTS)
+                  + f', expert path {row["expert_path"]:.3f}', flush=True)
+    write_record(f'gym_v2_edit_parts_{args.tag}', {
+        'lab': 'book/labs/gym_v2_edit_parts.py', 'tag': args.tag, 'warm': args.warm,
+        'pad_lines': pad, 'policies': args.policies, 'task_ids': splits, 'result': result,
+        'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
+
+
+if __name__ == '__main__':
+    main()
