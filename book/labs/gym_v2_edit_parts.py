@@ -15,7 +15,8 @@ probability. Tasks are the evaluation tasks of a warm start's record (one per gr
 that warm start was trained; its held-out tasks are split into RL's placements and the unseen ones
 (agentrl.rl_placements), the halves gym_v2_rl_fresh.py reports. A policy that has learnt to
 copy the line and the old text, and fails at the fix, loses its mass in `new`; one that recalls
-placements, in `line`.
+placements, in `line`. With --temperatures the same is read for the policy sampled at each
+temperature: the exact measure's sharpening control.
 
 Run from the repository root (single-threaded, seconds per policy):
     PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_edit_parts.py \
@@ -72,12 +73,13 @@ def action_spans(action_mask):
 
 
 @torch.no_grad()
-def part_logprobs(model, env, task, tok):
-    """{part: summed log-probability of its tokens} on the expert's episode of task."""
+def part_logprobs(model, env, task, tok, temperature=1.0):
+    """{part: summed log-probability of its tokens} on the expert's episode of task, for the
+    policy sampled at `temperature`."""
     traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
     mask = [int(v) for v in traj.action_mask.tolist()]
     logits, _ = model(traj.ids[None])
-    logp = torch.log_softmax(logits[0, :-1].float(), -1)
+    logp = torch.log_softmax(logits[0, :-1].float() / temperature, -1)
     token_logp = logp.gather(-1, traj.ids[1:, None])[:, 0].tolist()  # token_logp[i]: ids[i + 1]
     out = dict.fromkeys(PARTS, 0.0)
     for start, end in action_spans(mask):
@@ -105,6 +107,9 @@ def main():
                         help='warm-start tag whose evaluation tasks and padding are used')
     parser.add_argument('--policies', nargs='+', required=True,
                         help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
+    parser.add_argument('--temperatures', nargs='+', type=float, default=[1.0],
+                        help='sampling temperatures to read the path at (lower ones: the '
+                             'sharpening control of the exact measure)')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
@@ -122,15 +127,17 @@ def main():
         model = (load_policy(name[3:]) if name.startswith('rl:')     # both in eval mode
                  else arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt'))
         result[name] = {}
-        for split, ids in splits.items():
-            per_task = [part_logprobs(model, env, play[i], tok) for i in ids]
-            row = {part: sum(math.exp(t[part]) for t in per_task) / len(ids) for part in PARTS}
-            row['expert_path'] = sum(math.exp(sum(t.values())) for t in per_task) / len(ids)
-            row.update(tasks=len(ids), per_task=per_task)
-            result[name][split] = row
-            print(f'{name:32s} {split:14s} ({len(ids):2d} tasks) '
-                  + ', '.join(f'P({p}) {row[p]:.3f}' for p in PARTS)
-                  + f', expert path {row["expert_path"]:.3f}', flush=True)
+        for temperature in args.temperatures:
+            at = result[name][f't{temperature:g}'] = {}
+            for split, ids in splits.items():
+                per_task = [part_logprobs(model, env, play[i], tok, temperature) for i in ids]
+                row = {p: sum(math.exp(t[p]) for t in per_task) / len(ids) for p in PARTS}
+                row['expert_path'] = sum(math.exp(sum(t.values())) for t in per_task) / len(ids)
+                row.update(tasks=len(ids), per_task=per_task)
+                at[split] = row
+                print(f'{name:32s} T={temperature:<4g}{split:14s} ({len(ids):2d} tasks) '
+                      + ', '.join(f'P({p}) {row[p]:.3f}' for p in PARTS)
+                      + f', expert path {row["expert_path"]:.3f}', flush=True)
     write_record(f'gym_v2_edit_parts_{args.tag}', {
         'lab': 'book/labs/gym_v2_edit_parts.py', 'tag': args.tag, 'warm': args.warm,
         'pad_lines': pad, 'policies': args.policies, 'task_ids': splits, 'result': result,
