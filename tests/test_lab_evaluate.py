@@ -298,7 +298,7 @@ def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
 def test_the_edit_parts_split_the_expert_path_exactly():
     """gym_v2_edit_parts names each token of an edit (line digits, old text, `|new`, the rest
     `calls`), every token of another call `calls`, and its parts' log-probabilities sum to the
-    expert path's (Section 6.8's expert_path_logprob) on the same episode."""
+    expert path's (Section 6.8's expert_path_logprob) on the same episode, at T=1 and below."""
     tok = arl.CharTokenizer()
     names = gym_v2_edit_parts.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
     assert len(names) == len(tok.encode('<call> edit sub 12 return jj|return r4 </call>'))
@@ -317,3 +317,6 @@ def test_the_edit_parts_split_the_expert_path_exactly():
     assert set(parts) == set(gym_v2_edit_parts.PARTS) and all(v < 0 for v in parts.values())
     whole, = arl.expert_path_logprob(model, env, [task], tok)
     assert sum(parts.values()) == pytest.approx(whole, abs=1e-4)
+    cooled = gym_v2_edit_parts.part_logprobs(model, env, task, tok, temperature=0.5)
+    whole, = arl.expert_path_logprob(model, env, [task], tok, temperature=0.5)
+    assert sum(cooled.values()) == pytest.approx(whole, abs=1e-4) and cooled != parts
