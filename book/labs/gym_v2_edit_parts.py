@@ -12,8 +12,8 @@ task, with the line hint on (read, test, the edit, submit):
 Per task and part, P(part) is exp of the sum of the part's token log-probabilities given
 everything before it (the expert's own tokens); their product is the task's expert-path
 probability. Tasks are the evaluation tasks of a warm start's record (one per group), padded as
-that warm start was trained; its held-out tasks are split into RL's placements and the unseen ones
-(agentrl.rl_placements), the halves gym_v2_rl_fresh.py reports. A policy that has learnt to
+that warm start was trained; its held-out tasks are split into RL's placements (`rl_groups`) and
+the unseen ones (`heldout`), the halves gym_v2_rl_fresh.py reports. A policy that has learnt to
 copy the line and the old text, and fails at the fix, loses its mass in `new`; one that recalls
 placements, in `line`. With --temperatures the same is read for the policy sampled at each
 temperature: the exact measure's sharpening control.
@@ -38,7 +38,7 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import load_policy  # noqa: E402
+from gym_v2_rl_fresh import load_policy, placement_halves  # noqa: E402
 from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
 
 PARTS = ('calls', 'line', 'old', 'new')
@@ -92,12 +92,13 @@ def part_logprobs(model, env, task, tok, temperature=1.0):
 
 
 def splits_of(warm, tasks):
-    """{split: evaluation task ids}, held-out split into RL's placements and the unseen ones."""
+    """{split: evaluation task ids}; held-out split as gym_v2_rl_fresh.py splits it, into RL's
+    placements (`rl_groups`) and the unseen ones (`heldout`)."""
     by_id = {t.id: t for t in tasks}
-    rl = arl.rl_placements(tasks)
+    halves = placement_halves(tasks)
     held = warm['eval_task_ids']['heldout']
-    return {'rl_placements': [i for i in held if gym_v2.task_group(by_id[i]) in rl],
-            'unseen': [i for i in held if gym_v2.task_group(by_id[i]) not in rl],
+    return {**{half: [i for i in held if gym_v2.task_group(by_id[i]) in groups]
+               for half, groups in halves.items()},
             'stretch': warm['eval_task_ids']['stretch'], 'train': warm['eval_task_ids']['train']}
 
 
@@ -135,7 +136,7 @@ def main():
                 row['expert_path'] = sum(math.exp(sum(t.values())) for t in per_task) / len(ids)
                 row.update(tasks=len(ids), per_task=per_task)
                 at[split] = row
-                print(f'{name:32s} T={temperature:<4g}{split:14s} ({len(ids):2d} tasks) '
+                print(f'{name:32s} T={temperature:<4g}{split:9s} ({len(ids):2d} tasks) '
                       + ', '.join(f'P({p}) {row[p]:.3f}' for p in PARTS)
                       + f', expert path {row["expert_path"]:.3f}', flush=True)
     write_record(f'gym_v2_edit_parts_{args.tag}', {
