@@ -307,7 +307,6 @@ def test_the_edit_parts_split_the_expert_path_exactly():
     assert set(gym_v2_edit_parts.edit_parts('<call> test </call>', tok)) == {'calls'}
     with pytest.raises(AssertionError):
         gym_v2_edit_parts.edit_parts('<call> edit sub x jj </call>', tok)
-    assert gym_v2_edit_parts.action_spans([0, 1, 1, 0, 0, 1, 0, 1]) == [(1, 3), (5, 6), (7, 8)]
     rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
     task = gym_v2.VariantTask(id=0, split='train', **rows[0])
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})

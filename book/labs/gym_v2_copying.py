@@ -37,7 +37,7 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import load_policy  # noqa: E402
+from gym_v2_rl_fresh import add_policy_arguments, load_named_policy  # noqa: E402
 from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
 
 SPLITS = ('heldout', 'stretch', 'rename', 'train')
@@ -75,10 +75,7 @@ def moved(task, padded):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--warm', required=True,
-                        help='warm-start tag whose evaluation tasks and padding are used')
-    parser.add_argument('--policies', nargs='+', required=True,
-                        help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
+    add_policy_arguments(parser)
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
@@ -98,8 +95,7 @@ def main():
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
     result = {}
     for name in args.policies:
-        model = (load_policy(name[3:]) if name.startswith('rl:')     # both in eval mode
-                 else arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt'))
+        model = load_named_policy(name)
         result[name] = {}
         for split, split_pairs in pairs.items():
             probs = hinted_or_unpadded(model, env, split_pairs, tok)

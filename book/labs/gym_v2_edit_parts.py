@@ -38,7 +38,7 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import load_policy, placement_halves  # noqa: E402
+from gym_v2_rl_fresh import add_policy_arguments, load_named_policy, placement_halves  # noqa: E402
 from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
 
 PARTS = ('calls', 'line', 'old', 'new')
@@ -60,29 +60,16 @@ def edit_parts(action, tok):
     return [name for name, text in pieces for _ in tok.encode(text)]
 
 
-def action_spans(action_mask):
-    """(start, end) of each run of action tokens, in order."""
-    spans, start = [], None
-    for i, m in enumerate(action_mask + [0]):
-        if m and start is None:
-            start = i
-        elif not m and start is not None:
-            spans.append((start, i))
-            start = None
-    return spans
-
-
 @torch.no_grad()
 def part_logprobs(model, env, task, tok, temperature=1.0):
     """{part: summed log-probability of its tokens} on the expert's episode of task, for the
     policy sampled at `temperature`."""
     traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
-    mask = [int(v) for v in traj.action_mask.tolist()]
     logits, _ = model(traj.ids[None])
     logp = torch.log_softmax(logits[0, :-1].float() / temperature, -1)
     token_logp = logp.gather(-1, traj.ids[1:, None])[:, 0].tolist()  # token_logp[i]: ids[i + 1]
     out = dict.fromkeys(PARTS, 0.0)
-    for start, end in action_spans(mask):
+    for start, end in arl.action_spans(traj.action_mask):
         action = tok.decode(traj.ids[start:end].tolist())
         names = edit_parts(action, tok)
         assert len(names) == end - start, (task.id, action)
@@ -104,10 +91,7 @@ def splits_of(warm, tasks):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--warm', required=True,
-                        help='warm-start tag whose evaluation tasks and padding are used')
-    parser.add_argument('--policies', nargs='+', required=True,
-                        help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
+    add_policy_arguments(parser)
     parser.add_argument('--temperatures', nargs='+', type=float, default=[1.0],
                         help='sampling temperatures to read the path at (lower ones: the '
                              'sharpening control of the exact measure)')
@@ -125,8 +109,7 @@ def main():
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
     result = {}
     for name in args.policies:
-        model = (load_policy(name[3:]) if name.startswith('rl:')     # both in eval mode
-                 else arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt'))
+        model = load_named_policy(name)
         result[name] = {}
         for temperature in args.temperatures:
             at = result[name][f't{temperature:g}'] = {}

@@ -56,6 +56,23 @@ def load_policy(tag):
                             'rerun the RL lab for it')
 
 
+def load_named_policy(name):
+    """A warm start by its tag (results/gym_v2_TAG.pt) or an RL run as rl:TAG; both in eval
+    mode."""
+    if name.startswith('rl:'):
+        return load_policy(name[3:])
+    return arl.load_checkpoint(RESULTS / f'gym_v2_{name}.pt')
+
+
+def add_policy_arguments(parser):
+    """--warm (whose evaluation tasks and padding are read) and --policies, for the labs that
+    read policies token by token on a warm start's evaluation tasks."""
+    parser.add_argument('--warm', required=True,
+                        help='warm-start tag whose evaluation tasks and padding are used')
+    parser.add_argument('--policies', nargs='+', required=True,
+                        help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
+
+
 def placement_halves(tasks):
     """The two halves of the held-out placements: {'rl_groups': RL's (agentrl.rl_placements),
     'heldout': the others}, each a set of (template, line, kind)."""
