@@ -26,7 +26,6 @@ gym_v2_rl_TAG.pt in results/ or $TMPDIR.) Results: results/gym_v2_copying_TAG.js
 """
 
 import argparse
-import json
 import pathlib
 import sys
 import time
@@ -37,8 +36,8 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import add_policy_arguments, load_named_policy  # noqa: E402
-from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
+from gym_v2_rl_fresh import add_policy_arguments, load_named_policy, warm_start_tasks  # noqa: E402
+from gym_v2_warm_start import write_record  # noqa: E402
 
 SPLITS = ('heldout', 'stretch', 'rename', 'train')
 
@@ -81,12 +80,10 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     start = time.time()
-    warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
+    warm, tasks, cache, play = warm_start_tasks(args.warm)
     pad = warm.get('pad_lines', 0)
     if not pad:
         raise SystemExit(f'{args.warm} was not trained on padded tasks: nothing moved')
-    tasks, cache = load_tasks()
-    play = played(tasks, cache, pad)
     by_id = {t.id: t for t in tasks}
     pairs = {s: [(by_id[i], play[i]) for i in warm['eval_task_ids'][s]
                  if moved(by_id[i], play[i])] for s in SPLITS}

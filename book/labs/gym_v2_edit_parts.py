@@ -26,7 +26,6 @@ gym_v2_rl_TAG.pt in results/ or $TMPDIR.) Results: results/gym_v2_edit_parts_TAG
 """
 
 import argparse
-import json
 import math
 import pathlib
 import sys
@@ -38,8 +37,9 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import add_policy_arguments, load_named_policy, placement_halves  # noqa: E402
-from gym_v2_warm_start import RESULTS, load_tasks, played, write_record  # noqa: E402
+from gym_v2_rl_fresh import (  # noqa: E402
+    add_policy_arguments, load_named_policy, placement_halves, warm_start_tasks)
+from gym_v2_warm_start import write_record  # noqa: E402
 
 PARTS = ('calls', 'line', 'old', 'new')
 
@@ -66,8 +66,8 @@ def part_logprobs(model, env, task, tok, temperature=1.0):
     policy sampled at `temperature`."""
     traj = arl.teacher_rollout(env, task, tok, arl.expert_policy)
     logits, _ = model(traj.ids[None])
-    logp = torch.log_softmax(logits[0, :-1].float() / temperature, -1)
-    token_logp = logp.gather(-1, traj.ids[1:, None])[:, 0].tolist()  # token_logp[i]: ids[i + 1]
+    logp, _ = arl.token_logprobs(logits, traj.ids[None], temperature=temperature)
+    token_logp = logp[0].tolist()                                 # token_logp[i]: ids[i + 1]
     out = dict.fromkeys(PARTS, 0.0)
     for start, end in arl.action_spans(traj.action_mask):
         action = tok.decode(traj.ids[start:end].tolist())
@@ -100,10 +100,7 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     start = time.time()
-    warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    pad = warm.get('pad_lines', 0)
-    tasks, cache = load_tasks()
-    play = played(tasks, cache, pad)
+    warm, tasks, cache, play = warm_start_tasks(args.warm)
     splits = splits_of(warm, tasks)
     tok = arl.CharTokenizer()
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
@@ -124,7 +121,8 @@ def main():
                       + f', expert path {row["expert_path"]:.3f}', flush=True)
     write_record(f'gym_v2_edit_parts_{args.tag}', {
         'lab': 'book/labs/gym_v2_edit_parts.py', 'tag': args.tag, 'warm': args.warm,
-        'pad_lines': pad, 'policies': args.policies, 'task_ids': splits, 'result': result,
+        'pad_lines': warm.get('pad_lines', 0), 'policies': args.policies, 'task_ids': splits,
+        'result': result,
         'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
 
 
