@@ -46,6 +46,11 @@ the unseen held-out placements stay as they are.
 A warm start trained on padded tasks (gym_v2_warm_start.py --pad-lines K, recorded in its JSON)
 is trained and evaluated on tasks padded the same way: RL's tasks, the mixed batches' training
 tasks and every evaluation split. Placements and splits are those of the unpadded tasks.
+That padding is drawn once per task, so a policy that recalls each RL task's line number, or
+writes the line its function's shape suggests whenever no blank line fell above the bug, is
+still paid. With --fresh-padding K every group draws one of K seeded paddings of its task
+(padding seed 0 is the one above), each made and validated when first drawn: a line number
+can then be read, not recalled, on K times as many instances.
 
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
@@ -175,6 +180,22 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
             'kl_k1': ((k1 * mask).sum() / n).item(), 'kl_k3': ((k3 * mask).sum() / n).item()}
 
 
+class PaddingPool:
+    """The paddings RL's tasks are played with: `draw(task, k)` is `task` itself (padded with
+    seed 0) for k = 0, else its unpadded original padded with seed k, made and validated
+    (gym_v2.pad_tasks) on first use and kept in `made`."""
+
+    def __init__(self, unpadded, most, env):
+        self.unpadded, self.most, self.env = unpadded, most, env
+        self.made = {}
+
+    def draw(self, task, k):
+        if k and (task.id, k) not in self.made:
+            self.made[task.id, k] = gym_v2.pad_tasks([self.unpadded[task.id]], self.most,
+                                                     self.env, seed=k)[0]
+        return self.made[task.id, k] if k else task
+
+
 def mean_expert_prob(model, env, tasks, tok):
     return sum(math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)) / len(tasks)
 
@@ -203,6 +224,9 @@ def main():
                         help='with --method ppo: passes over each batch')
     parser.add_argument('--ppo-minibatches', type=int, default=PPO['minibatches'],
                         help='with --method ppo: optimiser steps per pass')
+    parser.add_argument('--fresh-padding', type=int, default=0, metavar='K',
+                        help='with a padded warm start: each group plays one of K seeded '
+                             'paddings of its task, drawn per group (0: the one padding)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -217,6 +241,9 @@ def main():
     model = arl.load_checkpoint(warm_path)
     config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
+    if args.fresh_padding and not pad:
+        raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
+                         f'{args.warm} was not (pad_lines 0)')
     by_id = {t.id: t for t in tasks}
     play = played(tasks, cache, pad)
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
@@ -249,11 +276,14 @@ def main():
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
+        unpadded = {t.id: t for t in tasks if t.split == 'train'}
         if placements:
             trained_tasks = train
-            train = gym_v2.pad_tasks(
-                gym_v2.group_tasks(placements | stretch_groups, range(gym_v2.TRAIN_VARIANTS),
-                                   'rl', first_id=len(tasks), env=env), pad, env)
+            rl_tasks = gym_v2.group_tasks(placements | stretch_groups,
+                                          range(gym_v2.TRAIN_VARIANTS), 'rl',
+                                          first_id=len(tasks), env=env)
+            unpadded.update((t.id, t) for t in rl_tasks)
+            train = gym_v2.pad_tasks(rl_tasks, pad, env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups'
                   + (f' and {len(stretch_groups)} stretch groups' if stretch_groups else ''),
                   flush=True)
@@ -263,6 +293,7 @@ def main():
         if seen_by_rl:
             rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
+        paddings = PaddingPool(unpadded, pad, env)
         t_rl = time.time()
         for u in range(1, args.updates + 1):
             if args.train_on == 'mixed':
@@ -270,6 +301,8 @@ def main():
                 picked = rng.sample(train, half) + rng.sample(trained_tasks, args.tasks - half)
             else:
                 picked = rng.sample(train, args.tasks)
+            if args.fresh_padding:
+                picked = [paddings.draw(t, rng.randrange(args.fresh_padding)) for t in picked]
             batch = [t for t in picked for _ in range(args.group)]
             seeds = [rng.randrange(2 ** 31) for _ in batch]
             eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,
@@ -327,7 +360,8 @@ def main():
               f' {versus[s]["at_extra_t_minus_control"][1]:.3f} (paired)', flush=True)
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
-        'pad_lines': pad,
+        'pad_lines': pad, 'fresh_padding': args.fresh_padding,
+        'paddings_made': len(paddings.made),
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
         'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
