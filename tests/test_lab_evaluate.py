@@ -265,6 +265,28 @@ def test_padding_moves_the_line_not_the_bug():
         gym_v2.pad_tasks([broken], 2, env)
 
 
+def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
+    """gym_v2_rl.PaddingPool: padding seed 0 is the task as played, any other seed pads its
+    unpadded original afresh (validated, the same bug line moved), made once and kept; over
+    eight seeds one placement sits on more than one line number, which is what keeps a line
+    from being recalled per task."""
+    import gym_v2_rl
+    rows = [r for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)]
+    tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    played = gym_v2.pad_tasks(tasks, 6, env)
+    pool = gym_v2_rl.PaddingPool({t.id: t for t in tasks}, 6, env)
+    for task, first in zip(tasks, played):
+        assert pool.draw(first, 0) is first
+        drawn = [pool.draw(first, k) for k in range(8)]
+        assert drawn[3] is pool.draw(first, 3)                   # made once, then kept
+        assert drawn[3] == gym_v2.pad_tasks([task], 6, env, seed=3)[0]
+        assert len({d.line for d in drawn}) > 1
+        for d in drawn:
+            assert d.code.splitlines()[d.line - 1] == task.code.splitlines()[task.line - 1]
+    assert len(pool.made) == 7 * len(tasks)
+
+
 def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
     """gym_v2_copying finds the first digit of the expert edit's line number (in the policy's
     tokens, not in an observation that quotes an edit), keeps only the tasks whose padding
