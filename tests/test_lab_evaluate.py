@@ -285,6 +285,14 @@ def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
         for d in drawn:
             assert d.code.splitlines()[d.line - 1] == task.code.splitlines()[task.line - 1]
     assert len(pool.made) == 7 * len(tasks)
+    moved = gym_v2_rl.PaddingPool({t.id: t for t in tasks}, 6, env, moved_only=True)
+    for task, first in zip(tasks, played):
+        drawn = [moved.draw(first, k) for k in range(8)]
+        assert all(d.line > task.line for d in drawn)
+        assert (first.line > task.line) == (drawn[0] == first)      # seed 0 when it moved
+    never = gym_v2_rl.PaddingPool({t.id: t for t in tasks}, 0, env, moved_only=True)
+    with pytest.raises(ValueError, match='no padding of 64 moved line'):
+        never.draw(tasks[0], 0)
 
 
 def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():

@@ -50,7 +50,9 @@ That padding is drawn once per task, so a policy that recalls each RL task's lin
 writes the line its function's shape suggests whenever no blank line fell above the bug, is
 still paid. With --fresh-padding K every group draws one of K seeded paddings of its task
 (padding seed 0 is the one above), each made and validated when first drawn: a line number
-can then be read, not recalled, on K times as many instances.
+can then be read, not recalled, on K times as many instances. --moved-only keeps only
+paddings that put a blank line above the bug, so that the line the function's shape suggests
+is never right on RL's tasks and only reading the line from the hint pays.
 
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
@@ -183,17 +185,30 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
 class PaddingPool:
     """The paddings RL's tasks are played with: `draw(task, k)` is `task` itself (padded with
     seed 0) for k = 0, else its unpadded original padded with seed k, made and validated
-    (gym_v2.pad_tasks) on first use and kept in `made`."""
+    (gym_v2.pad_tasks) on first use and kept in `made`. With moved_only, every draw, k = 0
+    included, is a padding that puts a blank line above the bug (the first of seeds k, 'k+1',
+    'k+2', ... that does), so the line the function's shape suggests is never the right one."""
 
-    def __init__(self, unpadded, most, env):
-        self.unpadded, self.most, self.env = unpadded, most, env
+    TRIES = 64
+
+    def __init__(self, unpadded, most, env, moved_only=False):
+        self.unpadded, self.most, self.env, self.moved_only = unpadded, most, env, moved_only
         self.made = {}
 
     def draw(self, task, k):
-        if k and (task.id, k) not in self.made:
-            self.made[task.id, k] = gym_v2.pad_tasks([self.unpadded[task.id]], self.most,
-                                                     self.env, seed=k)[0]
-        return self.made[task.id, k] if k else task
+        if not (k or self.moved_only):
+            return task
+        if (task.id, k) not in self.made:
+            self.made[task.id, k] = self._pad(self.unpadded[task.id], k)
+        return self.made[task.id, k]
+
+    def _pad(self, task, k):
+        for attempt in range(self.TRIES):
+            seed = f'{k}+{attempt}' if attempt else k
+            moved = gym_v2.pad_blank_lines(task, self.most, seed).line != task.line
+            if moved or not self.moved_only:
+                return gym_v2.pad_tasks([task], self.most, self.env, seed=seed)[0]
+        raise ValueError(f'task {task.id}: no padding of {self.TRIES} moved line {task.line}')
 
 
 def mean_expert_prob(model, env, tasks, tok):
@@ -227,6 +242,9 @@ def main():
     parser.add_argument('--fresh-padding', type=int, default=0, metavar='K',
                         help='with a padded warm start: each group plays one of K seeded '
                              'paddings of its task, drawn per group (0: the one padding)')
+    parser.add_argument('--moved-only', action='store_true',
+                        help='with --fresh-padding: only paddings that move the bug line, so '
+                             'that the line the function\'s shape suggests never pays')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -241,6 +259,8 @@ def main():
     model = arl.load_checkpoint(warm_path)
     config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
+    if args.moved_only and not args.fresh_padding:
+        raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
     if args.fresh_padding and not pad:
         raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
                          f'{args.warm} was not (pad_lines 0)')
@@ -293,7 +313,7 @@ def main():
         if seen_by_rl:
             rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
-        paddings = PaddingPool(unpadded, pad, env)
+        paddings = PaddingPool(unpadded, pad, env, moved_only=args.moved_only)
         t_rl = time.time()
         for u in range(1, args.updates + 1):
             if args.train_on == 'mixed':
@@ -361,6 +381,7 @@ def main():
     record = {
         'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
         'pad_lines': pad, 'fresh_padding': args.fresh_padding,
+        'moved_only': args.moved_only,
         'paddings_made': len(paddings.made),
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
         'ppo': ppo if critic is not None else None,
