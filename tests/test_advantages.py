@@ -559,6 +559,47 @@ def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_i
         assert (d > 2 * se) if beats else (abs(d) < 2 * se), half
 
 
+def test_a_fresh_padding_per_group_helps_a_little_and_paying_only_the_copy_does_not():
+    """GYM_V2 Session 12 and 7.7: RL from the 0-6 warm start with a fresh padding per group
+    (--fresh-padding 8) beats the one-padding arm on the same fresh unseen instances and its
+    warm start at T=1 on every seed, by more than two standard errors seeds averaged, and stays
+    within two of the sharpening control; with the bug line moved on every draw (--moved-only)
+    the hinted digit rises on held-out tasks, where the other arms lower it, and both halves fall
+    below the fresh-padding arm by more than two standard errors."""
+    def arm(name):
+        return load_lab(f'gym_v2_rl_fresh_hg_mixed_pad6_{name}rloo_lr3e-4_u300')
+
+    one, fresh, moved = arm(''), arm('fresh8_'), arm('moved8_')
+    for lab, moved_only in ((fresh, False), (moved, True)):
+        assert arl.same_evaluation(lab['control'], one['control'])
+        for tag in lab['runs']:
+            run = load_lab(f'gym_v2_rl_{tag}')
+            assert run['fresh_padding'] == 8 and run.get('moved_only', False) == moved_only
+            assert run['pad_lines'] == 6 and run['updates'] == 300 and run['paddings_made'] > 0
+
+    def unseen(lab):
+        return arl.seeds_per_task(lab, 'heldout', 't1')
+
+    d, se = arl.paired(unseen(fresh), unseen(one))
+    assert d > 2 * se
+    warm = fresh['control']['heldout']['t1']['per_task']
+    assert all(arl.paired(fresh['trained'][tag]['heldout']['t1']['per_task'], warm)[0] > 0
+               for tag in fresh['runs'])
+    _, control = arl.sharpening_control(fresh['control'], 'heldout')
+    d, se = arl.paired(unseen(fresh), control)
+    assert abs(d) < 2 * se
+    copying = load_lab('gym_v2_copying_pad6')['result']
+
+    def hinted(lab):
+        return sum(copying[f'rl:{tag}']['heldout']['hinted'] for tag in lab['runs']) / 3
+
+    start = copying['hint_recovery_6000_pad6']['heldout']['hinted']
+    assert hinted(moved) > start > max(hinted(one), hinted(fresh))
+    for half in ('rl_groups', 'heldout'):
+        d, se = arl.paired(*(arl.seeds_per_task(lab, half, 't1') for lab in (moved, fresh)))
+        assert d < -2 * se, half
+
+
 def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
     """gym_v2_edit_parts on the book's warm start: the product of a task's parts, averaged over
     both halves of the held-out tasks, is the warm start's recorded held-out expert path; the
