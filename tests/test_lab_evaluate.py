@@ -295,6 +295,19 @@ def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
         never.draw(tasks[0], 0)
 
 
+@pytest.mark.parametrize('argv, message', [
+    (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
+    (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
+])
+def test_the_rl_lab_refuses_padding_options_it_cannot_honour(monkeypatch, argv, message):
+    """gym_v2_rl stops before any training, with a message that names the problem, when asked
+    for fresh paddings of a warm start that was never padded or for --moved-only alone."""
+    import gym_v2_rl
+    monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', *argv, '--tag', 'refused'])
+    with pytest.raises(SystemExit, match=message):
+        gym_v2_rl.main()
+
+
 def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
     """gym_v2_copying finds the first digit of the expert edit's line number (in the policy's
     tokens, not in an observation that quotes an edit), keeps only the tasks whose padding

@@ -248,22 +248,22 @@ def main():
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
-    start = time.time()
-    tok = arl.CharTokenizer()
-    tasks, cache = load_tasks()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    warm_path = RESULTS / f'gym_v2_{args.warm}.pt'
-    model = arl.load_checkpoint(warm_path)
-    config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
     if args.moved_only and not args.fresh_padding:
         raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
     if args.fresh_padding and not pad:
         raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
                          f'{args.warm} was not (pad_lines 0)')
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    start = time.time()
+    tok = arl.CharTokenizer()
+    tasks, cache = load_tasks()
+    warm_path = RESULTS / f'gym_v2_{args.warm}.pt'
+    model = arl.load_checkpoint(warm_path)
+    config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
     by_id = {t.id: t for t in tasks}
     play = played(tasks, cache, pad)
     splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
