@@ -26,6 +26,24 @@ from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
 TEMPLATES = arl.VARIANT_TEMPLATES
 make_v2_tasks = arl.make_variant_tasks
 
+PARTS = ('calls', 'line', 'old', 'new')   # what each token of an action writes
+
+
+def edit_parts(action, tok):
+    """Part name of each token of an action: `calls` for every token but an edit's line, old
+    text and `|new` (an edit is `<call> edit OP N old|new </call>`)."""
+    opening, close = '<call> edit ', ' </call>'
+    if not action.startswith(opening):
+        pieces = [('calls', action)]
+    else:
+        assert action.endswith(close), action
+        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
+        old, bar, new = patch.partition('|')
+        assert bar and line.isdigit(), action
+        pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
+                  ('new', bar + new), ('calls', close)]
+    return [name for name, text in pieces for _ in tok.encode(text)]
+
 
 def pad_blank_lines(task, most, seed=0):
     """The task with 0..most blank lines inserted at seeded places in its function's body (never

@@ -37,27 +37,10 @@ import agentrl as arl
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gym_v2  # noqa: E402
+from gym_v2 import PARTS, edit_parts  # noqa: E402
 from gym_v2_rl_fresh import (  # noqa: E402
     add_policy_arguments, load_named_policy, placement_halves, warm_start_tasks)
 from gym_v2_warm_start import write_record  # noqa: E402
-
-PARTS = ('calls', 'line', 'old', 'new')
-
-
-def edit_parts(action, tok):
-    """Part name of each token of an action: `calls` for every token but an edit's line, old
-    text and `|new` (an edit is `<call> edit OP N old|new </call>`)."""
-    opening, close = '<call> edit ', ' </call>'
-    if not action.startswith(opening):
-        pieces = [('calls', action)]
-    else:
-        assert action.endswith(close), action
-        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
-        old, bar, new = patch.partition('|')
-        assert bar and line.isdigit(), action
-        pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
-                  ('new', bar + new), ('calls', close)]
-    return [name for name, text in pieces for _ in tok.encode(text)]
 
 
 @torch.no_grad()

@@ -23,6 +23,9 @@ episodes per task, greedy, pass@k and the expert-path probability.
   --pad-lines K    insert 0..K blank lines into every task's function (gym_v2.pad_blank_lines),
                    evaluation tasks too: one placement then sits on different line numbers, so
                    the line can be read from the hint but not recalled from the function
+  --copy-weight W  weight W (an integer) on the loss of the right edit's line digits and `<old>`
+                   text, the tokens the hint shows and the policy must copy (default 1: the
+                   book's recipe, every action token alike)
   --load TAG       evaluate the saved warm start results/gym_v2_TAG.pt instead of training one
                    (e.g. the unpadded warm start on padded tasks)
 
@@ -140,9 +143,27 @@ def played(tasks, cache, pad_lines):
     return {t.id: t for t in padded}
 
 
-def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed):
+def weight_the_copy(ids, mask, tokenizer, weight):
+    """The loss mask with `weight` on the line digits and the `<old>` text of the episode's last
+    edit (the right one; a recovery episode's first edit is the mistake), 1 elsewhere: the tokens
+    the hint shows and the policy must copy. Weights are integers (masks are padded as longs)."""
+    spans = arl.action_spans(torch.tensor(mask, dtype=torch.float))
+    edits = [(a, b) for a, b in spans
+             if tokenizer.decode(ids[a:b]).startswith('<call> edit ')]
+    out = list(mask)
+    if weight != 1 and edits:
+        start, end = edits[-1]
+        names = gym_v2.edit_parts(tokenizer.decode(ids[start:end]), tokenizer)
+        for i, name in zip(range(start, end), names):
+            if name in ('line', 'old'):
+                out[i] = weight
+    return out
+
+
+def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, copy_weight=1):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
-    recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint']."""
+    recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'];
+    copy_weight > 1 weights the last edit's line and old text (weight_the_copy)."""
     rng = random.Random(seed)
     examples = []
     for task in tasks:
@@ -152,7 +173,8 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed):
         assert traj.reward == 1.0, task.id
         mask = [int(v) for v in traj.action_mask.tolist()]
         end = max(i for i, v in enumerate(mask) if v) + 1
-        examples.append((traj.ids[:end].tolist(), mask[:end]))
+        ids = traj.ids[:end].tolist()
+        examples.append((ids, weight_the_copy(ids, mask[:end], tokenizer, copy_weight)))
     return examples
 
 
@@ -181,9 +203,13 @@ def main():
     parser.add_argument('--save', action='store_true', help='keep the checkpoint in results/')
     parser.add_argument('--pad-lines', type=int, default=0, metavar='K',
                         help='insert 0..K blank lines into every task (gym_v2.pad_blank_lines)')
+    parser.add_argument('--copy-weight', type=int, default=1, metavar='W',
+                        help="weight W on the right edit's line digits and old text in the loss")
     parser.add_argument('--load', metavar='TAG',
                         help='evaluate results/gym_v2_TAG.pt instead of training a warm start')
     args = parser.parse_args()
+    if args.copy_weight < 1:
+        parser.error('--copy-weight must be a positive integer')
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -200,7 +226,7 @@ def main():
           {s: len(v) for s, v in splits.items()}, f'({time.time() - start:.0f} s)', flush=True)
 
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               TRAIN_SEED)
+                               TRAIN_SEED, args.copy_weight)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
@@ -210,6 +236,7 @@ def main():
         loss_first, loss_last = loaded['loss_first50'], loaded['loss_last50']
         train_seconds = 0
         args.steps, args.recovery_share = loaded['steps'], loaded['recovery_share']
+        args.copy_weight = loaded.get('copy_weight', 1)
         print(f'loaded the warm start {args.load}', flush=True)
     else:
         config = dict(MODEL_CONFIG, d_model=args.d_model)
@@ -255,7 +282,7 @@ def main():
         'parameters': sum(p.numel() for p in model.parameters()),
         'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
         'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
-        'recovery_share': args.recovery_share,
+        'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
