@@ -338,25 +338,46 @@ def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
         gym_v2_copying.line_digit_position(reader.ids, reader.action_mask, tok)
 
 
+def test_the_copy_weight_falls_on_the_right_edits_line_and_old_text_only():
+    """--copy-weight W puts W on the line digits and `<old>` text of an episode's last edit (in a
+    recovery episode, the right edit, not the mistake before it) and leaves every other loss
+    weight as the book's recipe has it; W = 1 is the recipe itself."""
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    envs = {'hint': env, 'plain': env}
+    for recovery in (0.0, 1.0):
+        (ids, plain), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0)
+        (same, weighted), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0,
+                                                              copy_weight=5)
+        assert same == ids and set(plain) == {0, 1} and set(weighted) == {0, 1, 5}
+        assert all(w == p if w != 5 else p == 1 for p, w in zip(plain, weighted))
+        _, line, patch = task.fix.split(' ', 2)
+        assert tok.decode([i for i, w in zip(ids, weighted) if w == 5]) == line + patch.split('|')[0]
+        spans = arl.action_spans(torch.tensor(plain, dtype=torch.float))
+        edits = [a for a, b in spans if tok.decode(ids[a:b]).startswith('<call> edit ')]
+        assert len(edits) == 1 + int(recovery)    # the recovery episode's mistake stays at 1
+
+
 def test_the_edit_parts_split_the_expert_path_exactly():
-    """gym_v2_edit_parts names each token of an edit (line digits, old text, `|new`, the rest
+    """gym_v2.edit_parts names each token of an edit (line digits, old text, `|new`, the rest
     `calls`), every token of another call `calls`, and its parts' log-probabilities sum to the
     expert path's (Section 6.8's expert_path_logprob) on the same episode, at T=1 and below."""
     tok = arl.CharTokenizer()
-    names = gym_v2_edit_parts.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
+    names = gym_v2.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
     assert len(names) == len(tok.encode('<call> edit sub 12 return jj|return r4 </call>'))
     text = ''.join(n[0] for n in names)          # `<call>` is one token, ' edit sub ' ten
     assert text == 'c' * 11 + 'll' + 'c' + 'o' * 9 + 'n' * 10 + 'cc'
-    assert set(gym_v2_edit_parts.edit_parts('<call> test </call>', tok)) == {'calls'}
+    assert set(gym_v2.edit_parts('<call> test </call>', tok)) == {'calls'}
     with pytest.raises(AssertionError):
-        gym_v2_edit_parts.edit_parts('<call> edit sub x jj </call>', tok)
+        gym_v2.edit_parts('<call> edit sub x jj </call>', tok)
     rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
     task = gym_v2.VariantTask(id=0, split='train', **rows[0])
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
     torch.manual_seed(0)
     model = arl.TinyAgent(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2).eval()
     parts = gym_v2_edit_parts.part_logprobs(model, env, task, tok)
-    assert set(parts) == set(gym_v2_edit_parts.PARTS) and all(v < 0 for v in parts.values())
+    assert set(parts) == set(gym_v2.PARTS) and all(v < 0 for v in parts.values())
     whole, = arl.expert_path_logprob(model, env, [task], tok)
     assert sum(parts.values()) == pytest.approx(whole, abs=1e-4)
     cooled = gym_v2_edit_parts.part_logprobs(model, env, task, tok, temperature=0.5)
