@@ -147,16 +147,16 @@ def weight_the_copy(ids, mask, tokenizer, weight):
     """The loss mask with `weight` on the line digits and the `<old>` text of the episode's last
     edit (the right one; a recovery episode's first edit is the mistake), 1 elsewhere: the tokens
     the hint shows and the policy must copy. Weights are integers (masks are padded as longs)."""
-    spans = arl.action_spans(torch.tensor(mask, dtype=torch.float))
-    edits = [(a, b) for a, b in spans
-             if tokenizer.decode(ids[a:b]).startswith('<call> edit ')]
     out = list(mask)
-    if weight != 1 and edits:
-        start, end = edits[-1]
-        names = gym_v2.edit_parts(tokenizer.decode(ids[start:end]), tokenizer)
-        for i, name in zip(range(start, end), names):
-            if name in ('line', 'old'):
-                out[i] = weight
+    if weight == 1:
+        return out
+    for start, end in reversed(arl.action_spans(torch.tensor(mask, dtype=torch.float))):
+        action = tokenizer.decode(ids[start:end])
+        if action.startswith('<call> edit '):
+            for i, name in zip(range(start, end), gym_v2.edit_parts(action, tokenizer)):
+                if name in ('line', 'old'):
+                    out[i] = weight
+            break
     return out
 
 
