@@ -341,19 +341,26 @@ def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
 def test_the_copy_weight_falls_on_the_right_edits_line_and_old_text_only():
     """--copy-weight W puts W on the line digits and `<old>` text of an episode's last edit (in a
     recovery episode, the right edit, not the mistake before it) and leaves every other loss
-    weight as the book's recipe has it; W = 1 is the recipe itself."""
+    weight as the book's recipe has it; W = 1 is the recipe itself. --part-weight gives the
+    line, the old text and the fix's `|new` text weights of their own."""
     tok = arl.CharTokenizer()
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
     task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
     envs = {'hint': env, 'plain': env}
     for recovery in (0.0, 1.0):
         (ids, plain), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0)
-        (same, weighted), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0,
-                                                              copy_weight=5)
+        (same, weighted), = gym_v2_warm_start.expert_examples(
+            [task], tok, envs, 1, recovery, 0, gym_v2_warm_start.part_weights(5))
         assert same == ids and set(plain) == {0, 1} and set(weighted) == {0, 1, 5}
         assert all(w == p if w != 5 else p == 1 for p, w in zip(plain, weighted))
         _, line, patch = task.fix.split(' ', 2)
-        assert tok.decode([i for i, w in zip(ids, weighted) if w == 5]) == line + patch.split('|')[0]
+        old, new = patch.split('|')
+        assert tok.decode([i for i, w in zip(ids, weighted) if w == 5]) == line + old
+        weights = gym_v2_warm_start.part_weights(5, [('old', 3), ('new', 2)])
+        (_, parts), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0, weights)
+        assert [tok.decode([i for i, w in zip(ids, parts) if w == k]) for k in (5, 3, 2)] == \
+            [line, old, '|' + new]
+        assert all(w == p for p, w in zip(plain, parts) if w < 2)
         spans = arl.action_spans(torch.tensor(plain, dtype=torch.float))
         edits = [a for a, b in spans if tok.decode(ids[a:b]).startswith('<call> edit ')]
         assert len(edits) == 1 + int(recovery)    # the recovery episode's mistake stays at 1

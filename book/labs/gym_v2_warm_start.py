@@ -26,6 +26,8 @@ episodes per task, greedy, pass@k and the expert-path probability.
   --copy-weight W  weight W (an integer) on the loss of the right edit's line digits and `<old>`
                    text, the tokens the hint shows and the policy must copy (default 1: the
                    book's recipe, every action token alike)
+  --part-weight PART=W   weight W on one part of the right edit (line, old or new, the fix's
+                   `|new` text; gym_v2.edit_parts), over --copy-weight; repeatable
   --load TAG       evaluate the saved warm start results/gym_v2_TAG.pt instead of training one
                    (e.g. the unpadded warm start on padded tasks)
 
@@ -143,27 +145,38 @@ def played(tasks, cache, pad_lines):
     return {t.id: t for t in padded}
 
 
-def weight_the_copy(ids, mask, tokenizer, weight):
-    """The loss mask with `weight` on the line digits and the `<old>` text of the episode's last
-    edit (the right one; a recovery episode's first edit is the mistake), 1 elsewhere: the tokens
-    the hint shows and the policy must copy. Weights are integers (masks are padded as longs)."""
+EDIT_PARTS = ('line', 'old', 'new')      # the parts of the right edit a weight can fall on
+
+
+def part_weights(copy_weight=1, overrides=()):
+    """{part: weight} for the right edit: copy_weight on its line and old text, 1 on its fix,
+    then each (part, weight) of overrides."""
+    weights = {'line': copy_weight, 'old': copy_weight, 'new': 1}
+    weights.update(overrides)
+    return weights
+
+
+def weight_the_copy(ids, mask, tokenizer, weights):
+    """The loss mask with weights[part] on each part (line digits, `<old>` text, `|new` fix) of
+    the episode's last edit (the right one; a recovery episode's first edit is the mistake), 1
+    elsewhere. Weights are integers (masks are padded as longs)."""
     out = list(mask)
-    if weight == 1:
+    if all(w == 1 for w in weights.values()):
         return out
     for start, end in reversed(arl.action_spans(torch.tensor(mask, dtype=torch.float))):
         action = tokenizer.decode(ids[start:end])
         if action.startswith('<call> edit '):
             for i, name in zip(range(start, end), gym_v2.edit_parts(action, tokenizer)):
-                if name in ('line', 'old'):
-                    out[i] = weight
+                out[i] = weights.get(name, 1)
             break
     return out
 
 
-def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, copy_weight=1):
+def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
     recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'];
-    copy_weight > 1 weights the last edit's line and old text (weight_the_copy)."""
+    weights ({part: weight}, part_weights) weight the last edit's parts (weight_the_copy)."""
+    weights = weights or part_weights()
     rng = random.Random(seed)
     examples = []
     for task in tasks:
@@ -174,7 +187,7 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, co
         mask = [int(v) for v in traj.action_mask.tolist()]
         end = max(i for i, v in enumerate(mask) if v) + 1
         ids = traj.ids[:end].tolist()
-        examples.append((ids, weight_the_copy(ids, mask[:end], tokenizer, copy_weight)))
+        examples.append((ids, weight_the_copy(ids, mask[:end], tokenizer, weights)))
     return examples
 
 
@@ -205,11 +218,18 @@ def main():
                         help='insert 0..K blank lines into every task (gym_v2.pad_blank_lines)')
     parser.add_argument('--copy-weight', type=int, default=1, metavar='W',
                         help="weight W on the right edit's line digits and old text in the loss")
+    parser.add_argument('--part-weight', action='append', default=[], metavar='PART=W',
+                        help=f"weight W on one part of the right edit ({', '.join(EDIT_PARTS)})")
     parser.add_argument('--load', metavar='TAG',
                         help='evaluate results/gym_v2_TAG.pt instead of training a warm start')
     args = parser.parse_args()
-    if args.copy_weight < 1:
-        parser.error('--copy-weight must be a positive integer')
+    overrides = [item.partition('=')[::2] for item in args.part_weight]
+    if any(part not in EDIT_PARTS or not w.isdigit() for part, w in overrides):
+        parser.error(f"--part-weight takes PART=W with PART one of {', '.join(EDIT_PARTS)} and W "
+                     f"a positive integer, not {' '.join(args.part_weight)}")
+    weights = part_weights(args.copy_weight, [(part, int(w)) for part, w in overrides])
+    if min(weights.values()) < 1:
+        parser.error('--copy-weight and --part-weight take positive integers')
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -225,18 +245,20 @@ def main():
     print(f'{len(tasks)} tasks, {len(train)} train; evaluating on',
           {s: len(v) for s, v in splits.items()}, f'({time.time() - start:.0f} s)', flush=True)
 
+    if args.load:
+        loaded = json.loads((RESULTS / f'gym_v2_{args.load}.json').read_text())
+        args.copy_weight = loaded.get('copy_weight', 1)
+        weights = loaded.get('part_weights', part_weights(args.copy_weight))
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               TRAIN_SEED, args.copy_weight)
+                               TRAIN_SEED, weights)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
-        loaded = json.loads((RESULTS / f'gym_v2_{args.load}.json').read_text())
         model = arl.load_checkpoint(RESULTS / f'gym_v2_{args.load}.pt')
         config = loaded['model_config']
         loss_first, loss_last = loaded['loss_first50'], loaded['loss_last50']
         train_seconds = 0
         args.steps, args.recovery_share = loaded['steps'], loaded['recovery_share']
-        args.copy_weight = loaded.get('copy_weight', 1)
         print(f'loaded the warm start {args.load}', flush=True)
     else:
         config = dict(MODEL_CONFIG, d_model=args.d_model)
@@ -283,6 +305,7 @@ def main():
         'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
         'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
+        'part_weights': weights,
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
