@@ -653,3 +653,27 @@ def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
     assert held[4] > held[10] > held[1]
     parts = load_lab('gym_v2_edit_parts_pad6_copy')['result']
     assert parts[tags[10]]['t1']['heldout']['new'] < parts[tags[4]]['t1']['heldout']['new']
+
+
+def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_placements():
+    """7.7 and GYM_V2 Session 13: on the fresh instances of the recipe's fresh-padding arm (the
+    same tasks), the weight-4 warm start at its best temperature beats the recipe's at its best
+    on both halves by two standard errors; RL from it (three seeds) beats its control on RL's
+    placements by two standard errors and is within two of it on the unseen ones, where its
+    gain over RL from the recipe's warm start is the warm start's."""
+    copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
+    recipe = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
+    assert copy4['warm'] == 'hint_recovery_6000_pad6_copy4' and len(copy4['runs']) == 3
+    assert copy4['task_ids'] == recipe['task_ids'] and copy4['episode_seed'] == recipe['episode_seed']
+    for half in ('rl_groups', 'heldout'):
+        d, se = arl.paired(arl.sharpening_control(copy4['control'], half)[1],
+                           arl.sharpening_control(recipe['control'], half)[1])
+        assert d > 2 * se, half
+    control = arl.sharpening_control(copy4['control'], 'rl_groups')[1]
+    d, se = arl.paired(arl.seeds_per_task(copy4, 'rl_groups', 't1'), control)
+    assert d > 2 * se
+    control = arl.sharpening_control(copy4['control'], 'heldout')[1]
+    d, se = arl.paired(arl.seeds_per_task(copy4, 'heldout', 't1'), control)
+    assert abs(d) < 2 * se
+    d, se = arl.paired(*(arl.seeds_per_task(lab, 'heldout', 't1') for lab in (copy4, recipe)))
+    assert d > 2 * se
