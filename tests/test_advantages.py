@@ -677,3 +677,22 @@ def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_
     assert abs(d) < 2 * se
     d, se = arl.paired(*(arl.seeds_per_task(lab, 'heldout', 't1') for lab in (copy4, recipe)))
     assert d > 2 * se
+
+
+def test_the_copied_tokens_share_of_the_loss_not_their_weight_makes_the_copy():
+    """GYM_V2 Session 14: with the line at 4 and the `<old>` text at 10 the warm start still copies
+    the hinted digit (over 0.9 on every split) and puts more on the unseen placements' `<old>`
+    text than weight 4; weighting the fix's `|new` text 4 as well drops the hinted digit under
+    0.5 on every split, back to the recipe's level."""
+    tags = {'4/10/1': 'hint_recovery_6000_pad6_line4_old10',
+            '4/10/4': 'hint_recovery_6000_pad6_line4_old10_new4'}
+    assert load_lab(f'gym_v2_{tags["4/10/1"]}')['part_weights'] == {'line': 4, 'old': 10, 'new': 1}
+    assert load_lab(f'gym_v2_{tags["4/10/4"]}')['part_weights'] == {'line': 4, 'old': 10, 'new': 4}
+    copying = load_lab('gym_v2_copying_pad6_copy')['result']
+    for split in ('heldout', 'stretch', 'rename', 'train'):
+        assert copying[tags['4/10/1']][split]['hinted'] > 0.9, split
+        assert copying[tags['4/10/4']][split]['hinted'] < 0.5, split
+    parts = load_lab('gym_v2_edit_parts_pad6_copy')['result']
+    unseen = {w: parts[tag]['t1']['heldout'] for w, tag in
+              {**tags, '4/4/1': 'hint_recovery_6000_pad6_copy4'}.items()}
+    assert unseen['4/10/1']['old'] > unseen['4/4/1']['old'] + 0.1
