@@ -696,3 +696,19 @@ def test_the_copied_tokens_share_of_the_loss_not_their_weight_makes_the_copy():
     unseen = {w: parts[tag]['t1']['heldout'] for w, tag in
               {**tags, '4/4/1': 'hint_recovery_6000_pad6_copy4'}.items()}
     assert unseen['4/10/1']['old'] > unseen['4/4/1']['old'] + 0.1
+
+
+def test_rl_from_the_old_text_weighted_warm_start_stays_level_on_unseen_placements():
+    """GYM_V2 Session 14: RL from the line 4 / old 10 warm start (three seeds, the same fresh
+    tasks as RL from weight 4) beats its control on RL's placements by two standard errors, is
+    within two of it on the unseen ones, and ends below RL from weight 4 on RL's placements."""
+    l4o10 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_l4o10_fresh8_rloo_lr3e-4_u300')
+    copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
+    assert l4o10['warm'] == 'hint_recovery_6000_pad6_line4_old10' and len(l4o10['runs']) == 3
+    assert l4o10['task_ids'] == copy4['task_ids']
+    for half, beats in (('rl_groups', True), ('heldout', False)):
+        control = arl.sharpening_control(l4o10['control'], half)[1]
+        d, se = arl.paired(arl.seeds_per_task(l4o10, half, 't1'), control)
+        assert (d > 2 * se) if beats else (abs(d) < 2 * se), half
+    d, se = arl.paired(*(arl.seeds_per_task(lab, 'rl_groups', 't1') for lab in (l4o10, copy4)))
+    assert d < -2 * se
