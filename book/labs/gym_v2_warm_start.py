@@ -145,7 +145,7 @@ def played(tasks, cache, pad_lines):
     return {t.id: t for t in padded}
 
 
-EDIT_PARTS = ('line', 'old', 'new')      # the parts of the right edit a weight can fall on
+EDIT_PARTS = tuple(p for p in gym_v2.PARTS if p != 'calls')   # line, old, new: weightable
 
 
 def part_weights(copy_weight=1, overrides=()):
