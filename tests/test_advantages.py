@@ -679,7 +679,7 @@ def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_
     assert d > 2 * se
 
 
-def test_the_copied_tokens_share_of_the_loss_not_their_weight_makes_the_copy():
+def test_weighting_the_fix_as_well_undoes_the_copy_of_the_line():
     """GYM_V2 Session 14: with the line at 4 and the `<old>` text at 10 the warm start still copies
     the hinted digit (over 0.9 on every split) and puts more on the unseen placements' `<old>`
     text than weight 4; weighting the fix's `|new` text 4 as well drops the hinted digit under
