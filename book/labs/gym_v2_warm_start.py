@@ -230,6 +230,9 @@ def main():
     weights = part_weights(args.copy_weight, [(part, int(w)) for part, w in overrides])
     if min(weights.values()) < 1:
         parser.error('--copy-weight and --part-weight take positive integers')
+    if args.load and weights != part_weights():
+        parser.error('--load evaluates a trained warm start; its weights come from its record, '
+                     'so --copy-weight and --part-weight do not apply')
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     torch.manual_seed(0)
