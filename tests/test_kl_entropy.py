@@ -345,3 +345,24 @@ def test_the_penalty_adds_nothing_to_mixed_batches_at_300_updates():
     assert abs(d) < 2 * se
     d, se = arl.paired(t1(both, 'rl_groups'), t1(mixed, 'rl_groups'))
     assert d < -2 * se
+
+
+def test_the_leash_from_the_copying_warm_start_stays_level_on_unseen_placements():
+    """GYM_V2 Session 15: RLOO + KL 0.1 from the weight-4 warm start (three seeds), on the same
+    fresh tasks and episodes as RLOO from it, beats the control on RL's placements by two standard
+    errors, is within one of it on the unseen ones, differs from RLOO by under two on both halves,
+    and keeps the unseen placements' pass@8 at the warm start's where RLOO's fell."""
+    kl = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_kl0.1_lr3e-4_u300")
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    assert kl["warm"] == "hint_recovery_6000_pad6_copy4" and len(kl["runs"]) == 3
+    assert kl["task_ids"] == rloo["task_ids"] and arl.same_evaluation(kl["control"], rloo["control"])
+    for half, beats in (("rl_groups", True), ("heldout", False)):
+        control = arl.sharpening_control(kl["control"], half)[1]
+        d, se = arl.paired(arl.seeds_per_task(kl, half, "t1"), control)
+        assert (d > 2 * se) if beats else (abs(d) < se), half
+        d, se = arl.paired(arl.seeds_per_task(kl, half, "t1"), arl.seeds_per_task(rloo, half, "t1"))
+        assert abs(d) < 2 * se, half
+    pass8 = {name: sum(lab["trained"][t]["heldout"]["t1"]["pass@8"] for t in lab["runs"]) / 3
+             for name, lab in (("kl", kl), ("rloo", rloo))}
+    warm = kl["control"]["heldout"]["t1"]["pass@8"]
+    assert abs(pass8["kl"] - warm) < 0.005 and pass8["rloo"] < warm - 0.01
