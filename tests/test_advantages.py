@@ -712,3 +712,25 @@ def test_rl_from_the_old_text_weighted_warm_start_stays_level_on_unseen_placemen
         assert (d > 2 * se) if beats else (abs(d) < 2 * se), half
     d, se = arl.paired(*(arl.seeds_per_task(lab, 'rl_groups', 't1') for lab in (l4o10, copy4)))
     assert d < -2 * se
+
+
+def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones():
+    """GYM_V2 Session 16: RLOO from the weight-4 warm start with the stretch templates' 45
+    placements added to RL's tasks (three seeds), on the same fresh tasks and episodes as RLOO
+    without them: above the control on RL's placements by two standard errors, below it on the
+    unseen ones by under two, and within two of RLOO without them on both halves."""
+    stretch = load_lab("gym_v2_rl_fresh_hg_mixed_stretch_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    assert stretch["warm"] == "hint_recovery_6000_pad6_copy4" and len(stretch["runs"]) == 3
+    assert stretch["task_ids"] == rloo["task_ids"]
+    assert arl.same_evaluation(stretch["control"], rloo["control"])
+    for tag in stretch["runs"]:
+        run = load_lab(f"gym_v2_rl_{tag}")
+        assert run["train_on"] == "mixed" and run["method"] == "rloo", tag
+        assert len(run["stretch_groups_trained"]) == 45 and run["rl_tasks"] == 833, tag
+    for half, beats in (("rl_groups", True), ("heldout", False)):
+        mine = arl.seeds_per_task(stretch, half, "t1")
+        d, se = arl.paired(mine, arl.sharpening_control(stretch["control"], half)[1])
+        assert (d > 2 * se) if beats else (-2 * se < d < 0), half
+        d, se = arl.paired(mine, arl.seeds_per_task(rloo, half, "t1"))
+        assert abs(d) < 2 * se, half
