@@ -1,4 +1,4 @@
-"""Chapter 10, Section 10.7: every method of Chapters 7 to 10 against its sharpening control, on
+"""Chapter 10, Section 10.7: every method of Chapters 6 to 10 against its sharpening control, on
 the placements RL practised and on the unseen ones, from the two warm starts of Section 7.7:
 the recipe's (RL on its 31 placements alone, 100 updates) and the one that copies the line
 (weight 4; mixed batches, a fresh padding per group, 300 updates).
@@ -16,14 +16,13 @@ import json
 
 import matplotlib.pyplot as plt
 
-from _common import BLUE, GREY, ORANGE, ROOT, WIDTH_IN, rounded
+from _common import BLUE, GREY, ORANGE, WIDTH_IN, rounded
+from _new_placements import RESULTS, SPLITS, warm_and_control
 
 import agentrl as arl
 
 NAME = "ch10-methods-against-control"
 CHAPTER = "10-kl-and-entropy.md"
-RESULTS = ROOT / "book" / "labs" / "results"
-SPLITS = ("rl_groups", "heldout")
 COPY4 = "hg_mixed_pad6_copy4_fresh8_{}_lr3e-4_u300"
 # (warm start, method, fresh-evaluation stem), drawn top to bottom.
 ARMS = (
@@ -83,8 +82,8 @@ def compute() -> dict:
             _, control = arl.sharpening_control(fresh["control"], split)
             row[split] = rounded(arl.paired(arl.seeds_per_task(fresh, split, "t1"), control))
         arms.append(row)
-    levels = {warm: [round(sweep[split][arl.sharpening_control(sweep, split)[0]]["rate"], 2)
-                     for split in SPLITS] for warm, (_, sweep) in controls.items()}
+    levels = {warm: [warm_and_control(sweep)[1][split][1] for split in SPLITS]
+              for warm, (_, sweep) in controls.items()}
     return {"arms": arms, "controls": levels}
 
 
