@@ -295,6 +295,33 @@ def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
         never.draw(tasks[0], 0)
 
 
+def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
+    """gym_v2.LineEditBonusEnv: an edit whose old text is not on its line earns nothing, one
+    that applies on another line earns nothing, the first edit that changes the bug's line earns
+    the bonus (even with a wrong fix), a second one earns nothing more, a solve earns 1 + bonus
+    and a new episode pays again. The plain environment pays 1 for the solve only."""
+    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
+    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # fix 'sub 2 1|0'
+    op, line, patch = task.fix.split(' ', 2)
+    old, _, new = patch.partition('|')
+    other = int(line) + 1
+    word = task.code.splitlines()[other - 1].split()[0]
+    shaped = gym_v2.LineEditBonusEnv(0.25, hint=True, cache={})
+    shaped.reset(task)
+    plan = [f'{op} {line} {old}@|x',                     # old text not on the line
+            f'{op} {other} {word}|{word} ',              # applies, on another line
+            f'{op} {line} {old}|9',                      # applies on the bug line, wrong fix
+            f'{op} {line} 9|{new}']                      # applies there again: the right fix
+    steps = [shaped.step(f'<call> edit {a} </call>') for a in plan]
+    assert [bool(info['error']) for *_, info in steps] == [True, False, False, False]
+    assert [reward for _, reward, *_ in steps] == [0.0, 0.0, 0.25, 0.0]
+    for env, paid in ((shaped, [0.0, 0.25, 1.0]),
+                      (gym_v2.HintedBugFixEnv(hint=True, cache={}), [0.0, 0.0, 1.0])):
+        env.reset(task)
+        assert [env.step(f'<call> {a} </call>')[1]
+                for a in ('read', f'edit {task.fix}', 'submit')] == paid
+
+
 @pytest.mark.parametrize('argv, message', [
     (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),

@@ -80,6 +80,35 @@ def pad_tasks(tasks, most, env, seed=0):
     return padded
 
 
+class LineEditBonusEnv(HintedBugFixEnv):
+    """HintedBugFixEnv that also pays `bonus`, once per episode, for the first edit that applies
+    on the bug's line and changes it: a shaped reward for RL's rollouts, never for evaluation.
+
+    The dominant failure on unseen placements is an edit whose `<old>` text is not on the line
+    it names. Such an edit earns nothing here either; one that copies the hinted line number and
+    a substring of its text earns the bonus even when its fix is wrong, so RL sees the copy paid
+    on episodes that do not solve. The bonus is paid once and is smaller than a solve, so an
+    edit-then-submit policy earns less than one that fixes the bug (a solve earns 1 + bonus)."""
+
+    def __init__(self, bonus, **kwargs):
+        super().__init__(**kwargs)
+        self.bonus, self.paid = bonus, False
+
+    def reset(self, task):
+        self.paid = False
+        return super().reset(task)
+
+    def step(self, action):
+        before = self.code.splitlines()
+        obs, reward, done, info = super().step(action)
+        after, at = self.code.splitlines(), self.task.line - 1
+        if (not self.paid and info.get('tool') == 'edit' and not info.get('error')
+                and len(after) == len(before) > at and after[at] != before[at]):
+            self.paid = True
+            reward += self.bonus
+        return obs, reward, done, info
+
+
 def main():
     tasks = make_v2_tasks()
     splits = ('train', 'rename', 'heldout', 'stretch')

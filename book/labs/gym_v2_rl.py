@@ -54,6 +54,14 @@ can then be read, not recalled, on K times as many instances. --moved-only keeps
 paddings that put a blank line above the bug, so that the line the function's shape suggests
 is never right on RL's tasks and only reading the line from the hint pays.
 
+A shaped reward (--line-edit-bonus B): RL's rollouts are played in `gym_v2.LineEditBonusEnv`,
+which adds B, once per episode, for the first edit that applies on the bug's line and changes
+it. Most failures on unseen placements are edits whose `<old>` text is not on the line they
+name; the bonus pays the copy of the hinted line and its text on episodes whose fix is wrong.
+Evaluation always plays the plain environment (reward 1 = solved), and the log's `solved` is
+the share of RL's episodes that solved. Does paying the copy more often teach one that carries
+to unseen placements?
+
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
 is that of the KL); each update also logs the k1 and k3 estimates per policy token. Does a
@@ -245,6 +253,9 @@ def main():
     parser.add_argument('--moved-only', action='store_true',
                         help='with --fresh-padding: only paddings that move the bug line, so '
                              'that the line the function\'s shape suggests never pays')
+    parser.add_argument('--line-edit-bonus', type=float, default=0.0, metavar='B',
+                        help="RL's rollouts also pay B for the first edit that applies on the "
+                             'bug line (gym_v2.LineEditBonusEnv); evaluation is unshaped')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -296,6 +307,8 @@ def main():
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
+        rl_env = (gym_v2.LineEditBonusEnv(args.line_edit_bonus, hint=hint, cache=cache,
+                                          sandbox=pool.run) if args.line_edit_bonus else env)
         unpadded = {t.id: t for t in tasks if t.split == 'train'}
         if placements:
             trained_tasks = train
@@ -325,7 +338,7 @@ def main():
                 picked = [paddings.draw(t, rng.randrange(args.fresh_padding)) for t in picked]
             batch = [t for t in picked for _ in range(args.group)]
             seeds = [rng.randrange(2 ** 31) for _ in batch]
-            eps = arl.rollout_batch(model, env, batch, tok, seeds, temperature=1.0,
+            eps = arl.rollout_batch(model, rl_env, batch, tok, seeds, temperature=1.0,
                                     max_turns=MAX_TURNS)
             groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
@@ -334,7 +347,8 @@ def main():
             else:
                 stats = update(model, opt, groups, args.method, ref=ref,
                                kl_coef=args.kl_coef) or {'groups': 0}
-            stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps))
+            stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps),
+                         solved=sum(e.reward >= 1 for e in eps) / len(eps))
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
                 curve.append((u, mean_expert_prob(model, env, unseen, tok)))
@@ -384,6 +398,7 @@ def main():
         'moved_only': args.moved_only,
         'paddings_made': len(paddings.made),
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
+        'line_edit_bonus': args.line_edit_bonus,
         'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
         'rl_tasks': len(train), 'lr': args.lr,
