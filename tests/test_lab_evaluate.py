@@ -323,6 +323,22 @@ def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
 
 
 @pytest.mark.parametrize('argv, message', [
+    (['--copy-weight', '4'], 'its weights come from its record'),
+    (['--part-weight', 'old=10'], 'its weights come from its record'),
+    (['--train-seed', '1'], 'its seed comes from its record'),
+])
+def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
+                                                               message):
+    """gym_v2_warm_start --load evaluates a saved warm start: options that would change how it
+    was trained stop the run before any work, with a message, instead of being ignored."""
+    monkeypatch.setattr(sys, 'argv', ['gym_v2_warm_start.py', '--load', 'hint_recovery_3000',
+                                      *argv, '--tag', 'refused'])
+    with pytest.raises(SystemExit):
+        gym_v2_warm_start.main()
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('argv, message', [
     (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
 ])

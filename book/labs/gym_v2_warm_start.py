@@ -28,6 +28,9 @@ episodes per task, greedy, pass@k and the expert-path probability.
                    book's recipe, every action token alike)
   --part-weight PART=W   weight W on one part of the right edit (line, old or new, the fix's
                    `|new` text; gym_v2.edit_parts), over --copy-weight; repeatable
+  --train-seed S   seed of the model's initialisation, the draw of the expert episodes and the
+                   minibatch order (default TRAIN_SEED): a second seed of one recipe says
+                   whether a warm start's result belongs to the recipe or to its draw
   --load TAG       evaluate the saved warm start results/gym_v2_TAG.pt instead of training one
                    (e.g. the unpadded warm start on padded tasks)
 
@@ -220,6 +223,8 @@ def main():
                         help="weight W on the right edit's line digits and old text in the loss")
     parser.add_argument('--part-weight', action='append', default=[], metavar='PART=W',
                         help=f"weight W on one part of the right edit ({', '.join(EDIT_PARTS)})")
+    parser.add_argument('--train-seed', type=int, metavar='S',
+                        help=f'initialisation, expert draw and minibatch order (default {TRAIN_SEED})')
     parser.add_argument('--load', metavar='TAG',
                         help='evaluate results/gym_v2_TAG.pt instead of training a warm start')
     args = parser.parse_args()
@@ -233,9 +238,13 @@ def main():
     if args.load and weights != part_weights():
         parser.error('--load evaluates a trained warm start; its weights come from its record, '
                      'so --copy-weight and --part-weight do not apply')
+    if args.load and args.train_seed is not None:
+        parser.error('--load evaluates a trained warm start; its seed comes from its record, '
+                     'so --train-seed does not apply')
+    train_seed = TRAIN_SEED if args.train_seed is None else args.train_seed
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    torch.manual_seed(train_seed)
     start = time.time()
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
@@ -252,8 +261,9 @@ def main():
         loaded = json.loads((RESULTS / f'gym_v2_{args.load}.json').read_text())
         args.copy_weight = loaded.get('copy_weight', 1)
         weights = loaded.get('part_weights', part_weights(args.copy_weight))
+        train_seed = loaded.get('train_seed', TRAIN_SEED)
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               TRAIN_SEED, weights)
+                               train_seed, weights)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
@@ -269,7 +279,7 @@ def main():
         handle = report_progress(model, args.steps)
         t0 = time.time()
         losses = arl.train_next_token(model, examples, steps=args.steps, lr=LR,
-                                      batch_size=BATCH_SIZE, seed=TRAIN_SEED)
+                                      batch_size=BATCH_SIZE, seed=train_seed)
         train_seconds = time.time() - t0
         handle.remove()
         loss_first, loss_last = sum(losses[:50]) / 50, sum(losses[-50:]) / 50
@@ -305,7 +315,7 @@ def main():
         'pad_lines': args.pad_lines, 'loaded_from': args.load,
         'torch_version': torch.__version__, 'model_config': config,
         'parameters': sum(p.numel() for p in model.parameters()),
-        'task_seed': TASK_SEED, 'train_seed': TRAIN_SEED, 'eval_seed': EVAL_SEED,
+        'task_seed': TASK_SEED, 'train_seed': train_seed, 'eval_seed': EVAL_SEED,
         'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
         'part_weights': weights,
