@@ -309,7 +309,7 @@ def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
     shaped = gym_v2.LineEditBonusEnv(0.25, hint=True, cache={})
     shaped.reset(task)
     plan = [f'{op} {line} {old}@|x',                     # old text not on the line
-            f'{op} {other} {word}|{word} ',              # applies, on another line
+            f'{op} {other} {word}|{word}{word}',         # applies, on another line
             f'{op} {line} {old}|9',                      # applies on the bug line, wrong fix
             f'{op} {line} 9|{new}']                      # applies there again: the right fix
     steps = [shaped.step(f'<call> edit {a} </call>') for a in plan]
@@ -320,6 +320,25 @@ def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
         env.reset(task)
         assert [env.step(f'<call> {a} </call>')[1]
                 for a in ('read', f'edit {task.fix}', 'submit')] == paid
+
+
+def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
+    """With at_bug, a change elsewhere on the bug's line (paid by the plain bonus) earns nothing
+    and does not use up the payment; the next edit whose old text overlaps the bug's text is
+    paid, wrong fix or not. An edit that leaves the line as it was is never paid.
+    gym_v2.overlaps_bug is the failures lab's test of the same spot."""
+    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
+    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # line 2 '  t = mv[1]'
+    same, elsewhere, at_bug = 'sub 2 1|1', 'sub 2 t|tt', 'sub 2 [1|[9'
+    for flag, paid in ((False, [0.0, 0.25, 0.0]), (True, [0.0, 0.0, 0.25])):
+        env = gym_v2.LineEditBonusEnv(0.25, at_bug=flag, hint=True, cache={})
+        env.reset(task)
+        steps = [env.step(f'<call> edit {a} </call>') for a in (same, elsewhere, at_bug)]
+        assert [info['error'] for *_, info in steps] == ['', '', '']
+        assert [reward for _, reward, *_ in steps] == paid
+    line = task.code.splitlines()[task.line - 1]
+    assert gym_v2.overlaps_bug(task, line, '[1') and gym_v2.overlaps_bug(task, line, '1]')
+    assert not gym_v2.overlaps_bug(task, line, 't =') and not gym_v2.overlaps_bug(task, line, 'x')
 
 
 @pytest.mark.parametrize('argv, message', [
@@ -341,6 +360,7 @@ def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, caps
 @pytest.mark.parametrize('argv, message', [
     (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
+    (['--warm', 'hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
 ])
 def test_the_rl_lab_refuses_padding_options_it_cannot_honour(monkeypatch, argv, message):
     """gym_v2_rl stops before any training, with a message that names the problem, when asked

@@ -80,6 +80,14 @@ def pad_tasks(tasks, most, env, seed=0):
     return padded
 
 
+def overlaps_bug(task, line_text, old):
+    """Whether the first `old` on line_text overlaps the first occurrence there of the bug's
+    text (the `<old>` of the task's reference fix): an edit at the bug's spot, right or wrong."""
+    bad = arl.parse_call(f'<call> edit {task.fix} </call>').old
+    start, old_at = line_text.find(bad), line_text.find(old)
+    return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
+
+
 class LineEditBonusEnv(HintedBugFixEnv):
     """HintedBugFixEnv that also pays `bonus`, once per episode, for the first edit that applies
     on the bug's line and changes it: a shaped reward for RL's rollouts, never for evaluation.
@@ -88,11 +96,13 @@ class LineEditBonusEnv(HintedBugFixEnv):
     it names. Such an edit earns nothing here either; one that copies the hinted line number and
     a substring of its text earns the bonus even when its fix is wrong, so RL sees the copy paid
     on episodes that do not solve. The bonus is paid once and is smaller than a solve, so an
-    edit-then-submit policy earns less than one that fixes the bug (a solve earns 1 + bonus)."""
+    edit-then-submit policy earns less than one that fixes the bug (a solve earns 1 + bonus).
+    With at_bug, only an edit whose `<old>` text overlaps the bug's text is paid (a change
+    elsewhere on the line earns nothing), the spot the reference fix changes."""
 
-    def __init__(self, bonus, **kwargs):
+    def __init__(self, bonus, at_bug=False, **kwargs):
         super().__init__(**kwargs)
-        self.bonus, self.paid = bonus, False
+        self.bonus, self.at_bug, self.paid = bonus, at_bug, False
 
     def reset(self, task):
         self.paid = False
@@ -103,7 +113,9 @@ class LineEditBonusEnv(HintedBugFixEnv):
         obs, reward, done, info = super().step(action)
         after, at = self.code.splitlines(), self.task.line - 1
         if (not self.paid and info.get('tool') == 'edit' and not info.get('error')
-                and len(after) == len(before) > at and after[at] != before[at]):
+                and len(after) == len(before) > at and after[at] != before[at]
+                and (not self.at_bug or overlaps_bug(self.task, before[at],
+                                                     arl.parse_call(action).old))):
             self.paid = True
             reward += self.bonus
         return obs, reward, done, info

@@ -71,9 +71,7 @@ def first_edit_class(task, trajectory):
         edited = bug_line.replace(call.old, call.new, 1)
         if edited == task.solution.splitlines()[task.line - 1]:
             return 'right_fix', hint_seen, call.line
-        bad = arl.parse_call(f'<call> edit {task.fix} </call>').old   # the bug's text
-        start, old_at = bug_line.find(bad), bug_line.find(call.old)
-        overlaps = old_at < start + len(bad) and start < old_at + len(call.old)
+        overlaps = gym_v2.overlaps_bug(task, bug_line, call.old)
         kind = 'wrong_change_at_bug' if overlaps else 'wrong_change_elsewhere_on_line'
         return kind, hint_seen, call.line
     return 'no_edit', hint_seen, 0

@@ -60,7 +60,8 @@ it. Most failures on unseen placements are edits whose `<old>` text is not on th
 name; the bonus pays the copy of the hinted line and its text on episodes whose fix is wrong.
 Evaluation always plays the plain environment (reward 1 = solved), and the log's `solved` is
 the share of RL's episodes that solved. Does paying the copy more often teach one that carries
-to unseen placements?
+to unseen placements? With --bonus-at-bug only an edit whose `<old>` text overlaps the bug's
+text is paid: a change elsewhere on the line, which the plain bonus also pays, earns nothing.
 
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
@@ -256,6 +257,8 @@ def main():
     parser.add_argument('--line-edit-bonus', type=float, default=0.0, metavar='B',
                         help="RL's rollouts also pay B for the first edit that applies on the "
                              'bug line (gym_v2.LineEditBonusEnv); evaluation is unshaped')
+    parser.add_argument('--bonus-at-bug', action='store_true',
+                        help="--line-edit-bonus pays only an edit whose old text overlaps the bug's")
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -263,6 +266,8 @@ def main():
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
     if args.moved_only and not args.fresh_padding:
         raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
+    if args.bonus_at_bug and not args.line_edit_bonus:
+        raise SystemExit('--bonus-at-bug says which edits --line-edit-bonus B pays; give B')
     if args.fresh_padding and not pad:
         raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
                          f'{args.warm} was not (pad_lines 0)')
@@ -307,8 +312,9 @@ def main():
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
-        rl_env = (gym_v2.LineEditBonusEnv(args.line_edit_bonus, hint=hint, cache=cache,
-                                          sandbox=pool.run) if args.line_edit_bonus else env)
+        rl_env = (gym_v2.LineEditBonusEnv(args.line_edit_bonus, at_bug=args.bonus_at_bug,
+                                          hint=hint, cache=cache, sandbox=pool.run)
+                  if args.line_edit_bonus else env)
         unpadded = {t.id: t for t in tasks if t.split == 'train'}
         if placements:
             trained_tasks = train
@@ -398,7 +404,7 @@ def main():
         'moved_only': args.moved_only,
         'paddings_made': len(paddings.made),
         'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
-        'line_edit_bonus': args.line_edit_bonus,
+        'line_edit_bonus': args.line_edit_bonus, 'bonus_at_bug': args.bonus_at_bug,
         'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
         'rl_tasks': len(train), 'lr': args.lr,
