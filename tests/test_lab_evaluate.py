@@ -322,6 +322,26 @@ def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
                 for a in ('read', f'edit {task.fix}', 'submit')] == paid
 
 
+def test_solved_reads_the_submit_not_the_shaped_reward():
+    """gym_v2.solved: with a bonus of 1 an edit that applies and is then submitted unfixed is
+    paid 1, as a solve would be; solved reads the submit's observation and tells them apart."""
+    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
+    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # fix 'sub 2 1|0'
+    env = gym_v2.LineEditBonusEnv(1.0, hint=True, cache={})
+    for plan, reward, solved in ((['edit sub 2 1|9', 'submit'], 1.0, False),
+                                 ([f'edit {task.fix}', 'submit'], 2.0, True),
+                                 (['submit'], 0.0, False), (['read'], 0.0, False)):
+        env.reset(task)
+        turns, total = [], 0.0
+        for action in plan:
+            obs, r, *_ = env.step(f'<call> {action} </call>')
+            turns.append((action, obs))
+            total += r
+        assert total == reward, plan
+        assert gym_v2.solved(SimpleNamespace(turns=turns)) is solved, plan
+    assert not gym_v2.solved(SimpleNamespace(turns=[]))
+
+
 def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     """With at_bug, a change elsewhere on the bug's line (paid by the plain bonus) earns nothing
     and does not use up the payment; the next edit whose old text overlaps the bug's text is

@@ -14,6 +14,7 @@ fresh process per sandbox call it takes about 12 minutes on a shared 2-core mach
 
 import dataclasses
 import random
+import re
 
 import agentrl as arl
 from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
@@ -86,6 +87,15 @@ def overlaps_bug(task, line_text, old):
     bad = arl.parse_call(f'<call> edit {task.fix} </call>').old
     start, old_at = line_text.find(bad), line_text.find(old)
     return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
+
+
+def solved(trajectory):
+    """Whether an episode ended in a submit whose hidden tests all passed, read from its last
+    observation: under LineEditBonusEnv its reward alone cannot say (with a bonus of 1, an
+    edit that applies and a solve without one are both paid 1)."""
+    obs = trajectory.turns[-1][1] if trajectory.turns else ''
+    last = re.fullmatch(r'hidden: (\d+)/(\d+) passed', obs)
+    return bool(last) and last[1] == last[2] != '0'
 
 
 class LineEditBonusEnv(HintedBugFixEnv):

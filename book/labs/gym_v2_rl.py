@@ -354,7 +354,7 @@ def main():
                 stats = update(model, opt, groups, args.method, ref=ref,
                                kl_coef=args.kl_coef) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps),
-                         solved=sum(e.reward >= 1 for e in eps) / len(eps))
+                         solved=sum(map(gym_v2.solved, eps)) / len(eps))
             log.append(stats)
             if u % EVAL_EVERY == 0 or u == args.updates:
                 curve.append((u, mean_expert_prob(model, env, unseen, tok)))
