@@ -734,3 +734,74 @@ def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones
         assert (d > 2 * se) if beats else (-2 * se < d < 0), half
         d, se = arl.paired(mine, arl.seeds_per_task(rloo, half, "t1"))
         assert abs(d) < 2 * se, half
+
+
+BONUS_ARMS = {  # GYM_V2 Session 17: tag -> (line_edit_bonus, bonus_at_bug)
+    f'hg_mixed_pad6_copy4_fresh8_rloo_bonus{b}_lr3e-4_u300': (float(b.removeprefix('atbug')),
+                                                             b.startswith('atbug'))
+    for b in ('0.2', '0.5', '1.0', 'atbug0.5')}
+
+
+def _unseen_applies(fresh):
+    runs = fresh["runs"]
+    return sum(fresh["trained"][r]["heldout"]["t1"]["first_edit_applies"] for r in runs) / len(runs)
+
+
+def test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_transfer():
+    """GYM_V2 Session 17: RLOO from the weight-4 warm start with a bonus for the first edit
+    that applies on the bug's line (0.2, 0.5, 1.0, and 0.5 paid only at the bug's text), three
+    seeds each, on the same fresh tasks and episodes as RLOO without it. Every arm beats the
+    control on RL's placements by two standard errors and is within two of it, and of RLOO, on
+    the unseen ones; yet the plain bonus raises the unseen first edits that apply well above
+    RLOO's, and paying only the bug's text raises them less."""
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    applies = {}
+    for tag, (bonus, at_bug) in BONUS_ARMS.items():
+        fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
+        assert fresh["warm"] == "hint_recovery_6000_pad6_copy4" and len(fresh["runs"]) == 3
+        assert fresh["task_ids"] == rloo["task_ids"]
+        assert arl.same_evaluation(fresh["control"], rloo["control"])
+        for run in fresh["runs"]:
+            record = load_lab(f"gym_v2_rl_{run}")
+            assert record["method"] == "rloo" and record["train_on"] == "mixed", run
+            paid_where = record.get("bonus_at_bug", False)     # 0.2 and 0.5 predate the option
+            assert (record["line_edit_bonus"], paid_where) == (bonus, at_bug), run
+        for half, beats in (("rl_groups", True), ("heldout", False)):
+            mine = arl.seeds_per_task(fresh, half, "t1")
+            d, se = arl.paired(mine, arl.sharpening_control(fresh["control"], half)[1])
+            assert (d > 2 * se) if beats else abs(d) < 2 * se, (tag, half)
+        d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"),
+                           arl.seeds_per_task(rloo, "heldout", "t1"))
+        assert abs(d) < 2 * se, tag
+        applies[bonus, at_bug] = _unseen_applies(fresh)
+    assert all(applies[b, False] > _unseen_applies(rloo) + 0.05 for b in (0.2, 0.5, 1.0))
+    assert applies[0.5, True] < applies[0.5, False] - 0.05
+
+
+def test_the_bonus_moves_the_first_edits_it_pays_for():
+    """GYM_V2 Session 17, from gym_v2_failures.py on the fresh unseen placements: every bonus
+    arm cuts the first edits that do not apply and raises the wrong changes by more than two
+    standard errors against the warm start, while the right fix stays within two; the plain
+    bonus of 0.5 raises the changes elsewhere on the line (which it pays) more than the bonus
+    paid only at the bug's text does, paired by task."""
+    records = {tag: load_lab(f"gym_v2_failures_{tag}") for tag in BONUS_ARMS}
+    wrong = ("wrong_change_at_bug", "wrong_change_elsewhere_on_line")
+    for tag, record in records.items():
+        assert record["fresh"] == tag and len(record["runs"]) == 3
+
+        def versus_warm(classes):
+            mine = _first_edit_shares(record, "heldout", record["runs"], classes)
+            return arl.paired(mine, _first_edit_shares(record, "heldout", ["warm t1"], classes))
+
+        d, se = versus_warm(("not_applied",))
+        assert d < -2 * se, tag
+        d, se = versus_warm(wrong)
+        assert d > 2 * se, tag
+        d, se = versus_warm(("right_fix",))
+        assert abs(d) < 2 * se, tag
+    plain, at_bug = (records[f"hg_mixed_pad6_copy4_fresh8_rloo_bonus{b}_lr3e-4_u300"]
+                     for b in ("0.5", "atbug0.5"))
+    d, se = arl.paired(
+        _first_edit_shares(plain, "heldout", plain["runs"], ("wrong_change_elsewhere_on_line",)),
+        _first_edit_shares(at_bug, "heldout", at_bug["runs"], ("wrong_change_elsewhere_on_line",)))
+    assert d > 2 * se
