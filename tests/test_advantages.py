@@ -737,9 +737,11 @@ def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones
 
 
 BONUS_ARMS = {  # GYM_V2 Session 17: tag -> (line_edit_bonus, bonus_at_bug)
-    f'hg_mixed_pad6_copy4_fresh8_rloo_bonus{b}_lr3e-4_u300': (float(b.removeprefix('atbug')),
-                                                             b.startswith('atbug'))
-    for b in ('0.2', '0.5', '1.0', 'atbug0.5')}
+    'hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300': (0.2, False),
+    'hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300': (0.5, False),
+    'hg_mixed_pad6_copy4_fresh8_rloo_bonus1.0_lr3e-4_u300': (1.0, False),
+    'hg_mixed_pad6_copy4_fresh8_rloo_bonusatbug0.5_lr3e-4_u300': (0.5, True),
+}
 
 
 def _unseen_applies(fresh):

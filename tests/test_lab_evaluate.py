@@ -295,13 +295,18 @@ def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
         never.draw(tasks[0], 0)
 
 
+def _max_task():
+    """Variant 0 of template 2 (a running maximum): line 2 '  t = mv[1]', fix 'sub 2 1|0'."""
+    row = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)[0]
+    return gym_v2.VariantTask(id=0, split='train', **row)
+
+
 def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
     """gym_v2.LineEditBonusEnv: an edit whose old text is not on its line earns nothing, one
     that applies on another line earns nothing, the first edit that changes the bug's line earns
     the bonus (even with a wrong fix), a second one earns nothing more, a solve earns 1 + bonus
     and a new episode pays again. The plain environment pays 1 for the solve only."""
-    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
-    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # fix 'sub 2 1|0'
+    task = _max_task()
     op, line, patch = task.fix.split(' ', 2)
     old, _, new = patch.partition('|')
     other = int(line) + 1
@@ -325,8 +330,7 @@ def test_the_line_edit_bonus_pays_the_first_edit_on_the_bug_line_once():
 def test_solved_reads_the_submit_not_the_shaped_reward():
     """gym_v2.solved: with a bonus of 1 an edit that applies and is then submitted unfixed is
     paid 1, as a solve would be; solved reads the submit's observation and tells them apart."""
-    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
-    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # fix 'sub 2 1|0'
+    task = _max_task()
     env = gym_v2.LineEditBonusEnv(1.0, hint=True, cache={})
     for plan, reward, solved in ((['edit sub 2 1|9', 'submit'], 1.0, False),
                                  ([f'edit {task.fix}', 'submit'], 2.0, True),
@@ -347,8 +351,7 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     and does not use up the payment; the next edit whose old text overlaps the bug's text is
     paid, wrong fix or not. An edit that leaves the line as it was is never paid.
     gym_v2.overlaps_bug is the failures lab's test of the same spot."""
-    rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
-    task = gym_v2.VariantTask(id=0, split='train', **rows[0])           # line 2 '  t = mv[1]'
+    task = _max_task()
     same, elsewhere, at_bug = 'sub 2 1|1', 'sub 2 t|tt', 'sub 2 [1|[9'
     for flag, paid in ((False, [0.0, 0.25, 0.0]), (True, [0.0, 0.0, 0.25])):
         env = gym_v2.LineEditBonusEnv(0.25, at_bug=flag, hint=True, cache={})
@@ -382,9 +385,10 @@ def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, caps
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
     (['--warm', 'hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
 ])
-def test_the_rl_lab_refuses_padding_options_it_cannot_honour(monkeypatch, argv, message):
+def test_the_rl_lab_refuses_options_it_cannot_honour(monkeypatch, argv, message):
     """gym_v2_rl stops before any training, with a message that names the problem, when asked
-    for fresh paddings of a warm start that was never padded or for --moved-only alone."""
+    for fresh paddings of a warm start that was never padded, for --moved-only alone or for
+    --bonus-at-bug without a bonus."""
     import gym_v2_rl
     monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', *argv, '--tag', 'refused'])
     with pytest.raises(SystemExit, match=message):

@@ -258,7 +258,8 @@ def main():
                         help="RL's rollouts also pay B for the first edit that applies on the "
                              'bug line (gym_v2.LineEditBonusEnv); evaluation is unshaped')
     parser.add_argument('--bonus-at-bug', action='store_true',
-                        help="--line-edit-bonus pays only an edit whose old text overlaps the bug's")
+                        help='--line-edit-bonus pays only an edit whose old text overlaps '
+                             "the bug's")
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()

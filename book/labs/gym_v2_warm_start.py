@@ -224,7 +224,8 @@ def main():
     parser.add_argument('--part-weight', action='append', default=[], metavar='PART=W',
                         help=f"weight W on one part of the right edit ({', '.join(EDIT_PARTS)})")
     parser.add_argument('--train-seed', type=int, metavar='S',
-                        help=f'initialisation, expert draw and minibatch order (default {TRAIN_SEED})')
+                        help='initialisation, expert draw and minibatch order '
+                             f'(default {TRAIN_SEED})')
     parser.add_argument('--load', metavar='TAG',
                         help='evaluate results/gym_v2_TAG.pt instead of training a warm start')
     args = parser.parse_args()
