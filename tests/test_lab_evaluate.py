@@ -368,6 +368,7 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     (['--copy-weight', '4'], 'its weights come from its record'),
     (['--part-weight', 'old=10'], 'its weights come from its record'),
     (['--train-seed', '1'], 'its seed comes from its record'),
+    (['--check-share', '0.5'], 'its demonstrations come from its record'),
 ])
 def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
                                                                message):
@@ -453,6 +454,37 @@ def test_the_copy_weight_falls_on_the_right_edits_line_and_old_text_only():
         assert len(edits) == 1 + int(recovery)    # the recovery episode's mistake stays at 1
 
 
+def test_a_checked_demonstration_tests_the_right_edit_before_its_submit():
+    """gym_v2.checked_policy puts one `test` between the right edit and the submit of the
+    expert and of the recovery expert (not after the recovery's mistake), the check passes
+    and the episode still solves; --check-share draws which demonstrations check from a
+    stream of its own, so at share 0 the demonstrations are the recipe's, token for token,
+    and at share 1 every one of them checks."""
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    rows = [r for v in range(3) for r in gym_v2.variant_rows(arl.TEMPLATES[0], 0, v)]
+    tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
+    task = tasks[0]
+    for policy, plan in ((arl.expert_policy, ['read', 'test', 'edit', 'test', 'submit']),
+                         (gym_v2.recovery_policy,
+                          ['read', 'test', 'edit', 'edit', 'test', 'submit'])):
+        _, reward, history = arl.run_episode(env, task, gym_v2.checked_policy(policy))
+        assert reward == 1.0
+        assert [arl.parse_call(a).tool for a, _ in history] == plan
+        check = history[plan.index('submit') - 1][1]
+        n = len(task.visible)
+        assert 'FAIL' not in check and check.endswith(f'{n}/{n} passed')
+    envs = {'hint': env, 'plain': env}
+    recipe = gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0)
+    assert gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0, check_share=0) == recipe
+    checked = gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0, check_share=1)
+    for (ids, _), (more, mask) in zip(recipe, checked):
+        calls = [tok.decode(more[a:b]) for a, b in
+                 arl.action_spans(torch.tensor(mask, dtype=torch.float))]
+        assert calls[-2:] == ['<call> test </call>', '<call> submit </call>']
+        assert len(more) > len(ids) and calls.count('<call> test </call>') == 2
+
+
 def test_the_edit_parts_split_the_expert_path_exactly():
     """gym_v2.edit_parts names each token of an edit (line digits, old text, `|new`, the rest
     `calls`), every token of another call `calls`, and its parts' log-probabilities sum to the
@@ -477,3 +509,23 @@ def test_the_edit_parts_split_the_expert_path_exactly():
     cooled = gym_v2_edit_parts.part_logprobs(model, env, task, tok, temperature=0.5)
     whole, = arl.expert_path_logprob(model, env, [task], tok, temperature=0.5)
     assert sum(cooled.values()) == pytest.approx(whole, abs=1e-4) and cooled != parts
+
+
+def test_two_fresh_records_are_paired_by_task_or_refused():
+    """gym_v2_fresh_versus pairs two arms' fresh records task by task: an arm against itself
+    differs by nothing where like meets like (its RL against its own control is the gain
+    gym_v2_rl_fresh recorded), the session-17 bonus arm against RLOO from the same warm start gives the
+    figures GYM_V2 reports, and records of different fresh tasks are refused."""
+    import gym_v2_fresh_versus as fv
+    rloo = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
+    bonus = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300')
+    for split, rows in fv.versus(rloo, rloo).items():
+        assert rows.pop('A RL T=1 - B control') == pytest.approx(
+            rloo['versus'][split]['T=1 minus control']['seeds_averaged'])
+        assert all(row == (0, 0) for row in rows.values())
+    rows = fv.versus(bonus, rloo)['heldout']
+    assert rows['A control - B control'] == (0, 0)
+    assert rows['A RL T=1 - B control'] == pytest.approx((0.002, 0.025), abs=5e-4)
+    other = dict(rloo, task_ids=dict(rloo['task_ids'], heldout=rloo['task_ids']['heldout'][1:]))
+    with pytest.raises(SystemExit, match='different fresh tasks'):
+        fv.versus(bonus, other)

@@ -89,6 +89,24 @@ def overlaps_bug(task, line_text, old):
     return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
 
 
+def checked_policy(policy):
+    """The scripted policy with a `test` between its right edit and the submit: the expert
+    checks its fix before handing it in. (The test passes, since the edit is the reference
+    fix; what a failing check looks like is never demonstrated.) The wrapped policy is asked
+    with the check left out of its history, so its plan runs as before around it."""
+    check = '<call> test </call>'
+
+    def act(task, history):
+        fix = f'<call> edit {task.fix} </call>'
+        actions = [action for action, _ in history]
+        if actions and actions[-1] == fix:
+            return check
+        kept = [turn for i, turn in enumerate(history)
+                if not (i and actions[i - 1] == fix and actions[i] == check)]
+        return policy(task, kept)
+    return act
+
+
 def solved(trajectory):
     """Whether an episode ended in a submit whose hidden tests all passed, read from its last
     observation: under LineEditBonusEnv its reward alone cannot say (with a bonus of 1, an

@@ -28,6 +28,10 @@ episodes per task, greedy, pass@k and the expert-path probability.
                    book's recipe, every action token alike)
   --part-weight PART=W   weight W on one part of the right edit (line, old or new, the fix's
                    `|new` text; gym_v2.edit_parts), over --copy-weight; repeatable
+  --check-share F  share of demonstrations in which the expert runs `test` after its right edit
+                   and submits after the check passes (gym_v2.checked_policy; default 0): a
+                   warm start that sometimes checks its edit, so RL can find what a check is
+                   worth when the edit was wrong
   --train-seed S   seed of the model's initialisation, the draw of the expert episodes and the
                    minibatch order (default TRAIN_SEED): a second seed of one recipe says
                    whether a warm start's result belongs to the recipe or to its draw
@@ -175,16 +179,21 @@ def weight_the_copy(ids, mask, tokenizer, weights):
     return out
 
 
-def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None):
+def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None,
+                    check_share=0.0):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
-    recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'];
+    recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'],
+    a seeded check_share test the right edit before submitting (gym_v2.checked_policy);
     weights ({part: weight}, part_weights) weight the last edit's parts (weight_the_copy)."""
     weights = weights or part_weights()
     rng = random.Random(seed)
+    check_rng = random.Random(f'{seed}:check')   # its own stream: the other draws stay as they were
     examples = []
     for task in tasks:
         policy = gym_v2.recovery_policy if rng.random() < recovery_share else arl.expert_policy
         env = envs['hint' if rng.random() < hint_share else 'plain']
+        if check_share and check_rng.random() < check_share:
+            policy = gym_v2.checked_policy(policy)
         traj = arl.teacher_rollout(env, task, tokenizer, policy)
         assert traj.reward == 1.0, task.id
         mask = [int(v) for v in traj.action_mask.tolist()]
@@ -223,6 +232,9 @@ def main():
                         help="weight W on the right edit's line digits and old text in the loss")
     parser.add_argument('--part-weight', action='append', default=[], metavar='PART=W',
                         help=f"weight W on one part of the right edit ({', '.join(EDIT_PARTS)})")
+    parser.add_argument('--check-share', type=float, default=0.0, metavar='F',
+                        help='share of demonstrations that run `test` after the right edit, '
+                             'before the submit (gym_v2.checked_policy)')
     parser.add_argument('--train-seed', type=int, metavar='S',
                         help='initialisation, expert draw and minibatch order '
                              f'(default {TRAIN_SEED})')
@@ -239,6 +251,11 @@ def main():
     if args.load and weights != part_weights():
         parser.error('--load evaluates a trained warm start; its weights come from its record, '
                      'so --copy-weight and --part-weight do not apply')
+    if not 0 <= args.check_share <= 1:
+        parser.error(f'--check-share takes a share in [0, 1], not {args.check_share}')
+    if args.load and args.check_share:
+        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
+                     'record, so --check-share does not apply')
     if args.load and args.train_seed is not None:
         parser.error('--load evaluates a trained warm start; its seed comes from its record, '
                      'so --train-seed does not apply')
@@ -263,8 +280,9 @@ def main():
         args.copy_weight = loaded.get('copy_weight', 1)
         weights = loaded.get('part_weights', part_weights(args.copy_weight))
         train_seed = loaded.get('train_seed', TRAIN_SEED)
+        args.check_share = loaded.get('check_share', 0.0)
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               train_seed, weights)
+                               train_seed, weights, args.check_share)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
@@ -319,7 +337,7 @@ def main():
         'task_seed': TASK_SEED, 'train_seed': train_seed, 'eval_seed': EVAL_SEED,
         'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
-        'part_weights': weights,
+        'part_weights': weights, 'check_share': args.check_share,
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
