@@ -529,3 +529,30 @@ def test_two_fresh_records_are_paired_by_task_or_refused():
     other = dict(rloo, task_ids=dict(rloo['task_ids'], heldout=rloo['task_ids']['heldout'][1:]))
     with pytest.raises(SystemExit, match='different fresh tasks'):
         fv.versus(bonus, other)
+
+
+def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
+    """gym_v2_checks.after_the_edit on scripted episodes: the expert that checks its right edit
+    (a passing check), a wrong edit that applies (here a no-op) then a failing check then the
+    right edit (a retry that solves), the same wrong edit checked and submitted at once, and the
+    book's expert, which never checks."""
+    import gym_v2_checks
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    task = gym_v2.VariantTask(id=0, split='train', **gym_v2.variant_rows(arl.TEMPLATES[0], 0, 0)[0])
+    op, line, patch = task.fix.split(' ', 2)
+    noop = f'{op} {line} {patch.partition("|")[0]}|{patch.partition("|")[0]}'
+
+    def scripted(*plan):
+        return lambda task, history: f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
+
+    def seen(policy):
+        kinds = gym_v2_checks.after_the_edit(arl.teacher_rollout(env, task, tok, policy))
+        return {kind for kind, happened in kinds.items() if happened}
+
+    assert seen(gym_v2.checked_policy(arl.expert_policy)) == {'checked'}
+    assert seen(scripted('read', 'test', f'edit {noop}', 'test', f'edit {task.fix}', 'submit')) \
+        == {'checked', 'check_failed', 'retried', 'solved_after_retry'}
+    assert seen(scripted('read', 'test', f'edit {noop}', 'test', 'submit')) \
+        == {'checked', 'check_failed', 'submitted_failing'}
+    assert seen(arl.expert_policy) == set()

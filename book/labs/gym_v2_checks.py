@@ -1,0 +1,129 @@
+"""Whether a policy checks its edit with a test, and what it does when the check fails.
+
+A warm start trained with --check-share sometimes runs `test` after its edit before the submit,
+as its demonstrations did (where the check always passed: the expert's edit is right). With
+the line hint a failing check names the bug's line again, with its current text, so a policy
+that checks can see a wrong edit and make another. No demonstration shows that; only the
+reward can say what it is worth. Per episode of the fresh tasks (gym_v2_rl_fresh.py's, with
+its episode seeds: the solve rates equal that record's), after the first edit that applies:
+
+  checked       the next call is `test`
+  check_failed  that test failed (its observation holds a FAIL)
+  retried       a failing check was followed by another edit
+  solved_after_retry   a retried episode that ends solved
+  submitted_failing    a failing check followed at once by the submit
+
+as shares of all the task's episodes, per task, so that trained policies (seeds averaged) are
+paired by task against the warm start at T=1. The warm start is also read at its control
+temperature, the trained policies at T=1.
+
+Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-threaded):
+    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_checks.py \
+        RUN RUN_s1 RUN_s2 --fresh RUN --tag RUN
+Results: results/gym_v2_checks_TAG.json.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import torch
+
+import agentrl as arl
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import evaluate as ev  # noqa: E402
+import gym_v2  # noqa: E402
+from gym_v2_rl_fresh import FRESH_SEED, fresh_splits, load_policy  # noqa: E402
+from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
+
+KINDS = ('checked', 'check_failed', 'retried', 'solved_after_retry', 'submitted_failing')
+
+
+def after_the_edit(trajectory):
+    """{kind: bool} of KINDS for one episode (see the module's docstring)."""
+    seen = dict.fromkeys(KINDS, False)
+    tools = [arl.parse_call(action).tool for action, _ in trajectory.turns]
+    applied = [i for i, (tool, (_, obs)) in enumerate(zip(tools, trajectory.turns))
+               if tool == 'edit' and not obs.startswith('error')]
+    if not applied or applied[0] + 1 >= len(tools) or tools[applied[0] + 1] != 'test':
+        return seen
+    check = applied[0] + 1
+    seen['checked'] = True
+    seen['check_failed'] = 'FAIL' in trajectory.turns[check][1]
+    if seen['check_failed'] and check + 1 < len(tools):
+        seen['retried'] = tools[check + 1] == 'edit'
+        seen['submitted_failing'] = tools[check + 1] == 'submit'
+    seen['solved_after_retry'] = seen['retried'] and gym_v2.solved(trajectory)
+    return seen
+
+
+def shares(model, env, tasks, tok, temperature):
+    """(solve rate, {kind: per-task share of episodes}) of SAMPLES episodes per task."""
+    rewards, trajs = ev.sample_rewards(model, env, tasks, tok, SAMPLES, temperature, FRESH_SEED)
+    per_task = {k: [0.0] * len(tasks) for k in KINDS}
+    for n, (_, traj) in enumerate(trajs):
+        for kind, happened in after_the_edit(traj).items():
+            per_task[kind][n // SAMPLES] += happened / SAMPLES
+    return sum(map(sum, rewards)) / (len(tasks) * SAMPLES), per_task
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('runs', nargs='+', help='tags of gym_v2_rl runs (seeds of one recipe)')
+    parser.add_argument('--fresh', required=True,
+                        help='tag of their gym_v2_rl_fresh record (control temperature, rates)')
+    parser.add_argument('--tag', required=True)
+    args = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    start = time.time()
+    fresh = json.loads((RESULTS / f'gym_v2_rl_fresh_{args.fresh}.json').read_text())
+    if fresh['runs'] != args.runs:
+        raise SystemExit(f'the fresh record {args.fresh} evaluated {fresh["runs"]},'
+                         f' not {args.runs}')
+    tok = arl.CharTokenizer()
+    tasks, cache = load_tasks()
+    run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
+    warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
+    result, versus = {}, {}
+    with arl.SandboxPool(workers=1) as pool:
+        env = gym_v2.HintedBugFixEnv(hint=run['hint'], cache=cache, sandbox=pool.run)
+        placed = fresh_splits(tasks, env)
+        for split, unpadded in placed.items():
+            if [[t.template, t.line, t.kind, t.variant] for t in unpadded] != \
+                    [list(x) for x in fresh['task_ids'][split]]:
+                raise SystemExit(f'{split}: the fresh tasks differ from the record\'s')
+            split_tasks = gym_v2.pad_tasks(unpadded, run.get('pad_lines', 0), env)
+            control_t = fresh['versus'][split]['control_temperature']
+            policies = [('warm t1', warm, 1.0), (f'warm {control_t}', warm, float(control_t[1:]))]
+            policies += [(tag, load_policy(tag), 1.0) for tag in args.runs]
+            result[split] = {}
+            for name, model, temperature in policies:
+                rate, per_task = shares(model, env, split_tasks, tok, temperature)
+                recorded = (fresh['control'][split][f't{temperature:g}'] if name.startswith('warm')
+                            else fresh['trained'][name][split]['t1'])['rate']
+                if abs(rate - recorded) > 1e-9:
+                    raise SystemExit(f'{split} {name}: solve rate {rate} here, '
+                                     f'{recorded} in the fresh record')
+                result[split][name] = {'rate': rate, 'per_task': per_task}
+                print(f'{split:9s} {name:44s} solved {rate:.3f}  ' + '  '.join(
+                    f'{k} {sum(v) / len(v):.3f}' for k, v in per_task.items()), flush=True)
+            versus[split] = {}
+            for kind in KINDS:
+                trained = [sum(x) / len(args.runs) for x in
+                           zip(*(result[split][t]['per_task'][kind] for t in args.runs))]
+                versus[split][kind] = ev.paired(trained, result[split]['warm t1']['per_task'][kind])
+            print(f'{split}: trained (seeds averaged) minus warm T=1, paired by task: ' + ', '.join(
+                f'{k} {d:+.3f} +- {se:.3f}' for k, (d, se) in versus[split].items()), flush=True)
+    write_record(f'gym_v2_checks_{args.tag}', {
+        'lab': 'book/labs/gym_v2_checks.py', 'tag': args.tag, 'runs': args.runs,
+        'fresh': args.fresh, 'warm': fresh['warm'], 'samples_per_task': SAMPLES,
+        'episode_seed': FRESH_SEED, 'kinds': KINDS, 'result': result, 'versus': versus,
+        'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
+
+
+if __name__ == '__main__':
+    main()
