@@ -534,8 +534,9 @@ def test_two_fresh_records_are_paired_by_task_or_refused():
 def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
     """gym_v2_checks.after_the_edit on scripted episodes: the expert that checks its right edit
     (a passing check), a wrong edit that applies (here a no-op) then a failing check then the
-    right edit (a retry that solves), the same wrong edit checked and submitted at once, and the
-    book's expert, which never checks."""
+    right edit (a retry that solves), the same wrong edit checked and submitted at once, a wrong
+    edit undone, repeated, or followed by an edit that does not apply, and the book's expert,
+    which never checks."""
     import gym_v2_checks
     tok = arl.CharTokenizer()
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
@@ -556,3 +557,11 @@ def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
     assert seen(scripted('read', 'test', f'edit {noop}', 'test', 'submit')) \
         == {'checked', 'check_failed', 'submitted_failing'}
     assert seen(arl.expert_policy) == set()
+    old = patch.partition('|')[0]
+    assert old == '>'                  # the wrong edits below must stay valid Python
+    wrong, undo = f'{op} {line} {old}|{old}=', f'{op} {line} {old}=|{old}'   # > to >=: no fix
+    failed = {'checked', 'check_failed', 'retried'}
+    for retry, kind in ((undo, 'retry_undid'), (wrong, 'retry_repeated'),
+                        (f'{op} {line} #@!|x', 'retry_not_applied')):
+        assert seen(scripted('read', 'test', f'edit {wrong}', 'test', f'edit {retry}',
+                             'submit')) == failed | {kind}

@@ -9,7 +9,10 @@ its episode seeds: the solve rates equal that record's), after the first edit th
 
   checked       the next call is `test`
   check_failed  that test failed (its observation holds a FAIL)
-  retried       a failing check was followed by another edit
+  retried       a failing check was followed by another edit, which
+    retry_undid        puts back what the first edit changed (its <old> and <new> swapped),
+    retry_repeated     is the first edit again, or
+    retry_not_applied  does not apply (an error observation); any other retry applies a new change
   solved_after_retry   a retried episode that ends solved
   submitted_failing    a failing check followed at once by the submit
 
@@ -39,7 +42,8 @@ import gym_v2  # noqa: E402
 from gym_v2_rl_fresh import FRESH_SEED, fresh_splits, load_policy  # noqa: E402
 from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
 
-KINDS = ('checked', 'check_failed', 'retried', 'solved_after_retry', 'submitted_failing')
+KINDS = ('checked', 'check_failed', 'retried', 'retry_undid', 'retry_repeated',
+         'retry_not_applied', 'solved_after_retry', 'submitted_failing')
 
 
 def after_the_edit(trajectory):
@@ -56,6 +60,15 @@ def after_the_edit(trajectory):
     if seen['check_failed'] and check + 1 < len(tools):
         seen['retried'] = tools[check + 1] == 'edit'
         seen['submitted_failing'] = tools[check + 1] == 'submit'
+    if seen['retried']:
+        first, retry = (arl.parse_call(trajectory.turns[i][0]) for i in (applied[0], check + 1))
+        same_line = retry.line == first.line
+        if same_line and (retry.old, retry.new) == (first.new, first.old):
+            seen['retry_undid'] = True
+        elif same_line and (retry.old, retry.new) == (first.old, first.new):
+            seen['retry_repeated'] = True
+        elif trajectory.turns[check + 1][1].startswith('error'):
+            seen['retry_not_applied'] = True
     seen['solved_after_retry'] = seen['retried'] and gym_v2.solved(trajectory)
     return seen
 
