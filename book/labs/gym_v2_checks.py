@@ -111,7 +111,9 @@ def main():
                 raise SystemExit(f'{split}: the fresh tasks differ from the record\'s')
             split_tasks = gym_v2.pad_tasks(unpadded, run.get('pad_lines', 0), env)
             control_t = fresh['versus'][split]['control_temperature']
-            policies = [('warm t1', warm, 1.0), (f'warm {control_t}', warm, float(control_t[1:]))]
+            policies = [('warm t1', warm, 1.0)]
+            if control_t != 't1':                     # the control is another temperature
+                policies.append((f'warm {control_t}', warm, float(control_t[1:])))
             policies += [(tag, load_policy(tag), 1.0) for tag in args.runs]
             result[split] = {}
             for name, model, temperature in policies:
