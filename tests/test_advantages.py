@@ -807,3 +807,39 @@ def test_the_bonus_moves_the_first_edits_it_pays_for():
         _first_edit_shares(plain, "heldout", plain["runs"], ("wrong_change_elsewhere_on_line",)),
         _first_edit_shares(at_bug, "heldout", at_bug["runs"], ("wrong_change_elsewhere_on_line",)))
     assert d > 2 * se
+
+
+CHECK_ARMS = {  # GYM_V2 Session 18: tag -> the warm start's share of checked demonstrations
+    "hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300": 0.25,
+    "hg_mixed_pad6_copy4_check5_fresh8_rloo_lr3e-4_u300": 0.5,
+}
+
+
+def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not_solve():
+    """GYM_V2 Session 18: RLOO from warm starts whose demonstrations sometimes test the right
+    edit before the submit (three seeds each, the same fresh tasks as RLOO from weight 4). On
+    the unseen placements RL raises the share of episodes that check their edit and that edit
+    again after a failing check by more than two standard errors against the warm start, a
+    behaviour learned on other placements; yet the retries almost never solve (under 2% of the
+    episodes) and the solve rate stays within two standard errors of the warm start's control."""
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    for tag, share in CHECK_ARMS.items():
+        fresh, checks = load_lab(f"gym_v2_rl_fresh_{tag}"), load_lab(f"gym_v2_checks_{tag}")
+        warm = load_lab(f"gym_v2_{fresh['warm']}")
+        assert warm["check_share"] == share and warm["part_weights"] == {
+            "line": 4, "old": 4, "new": 1}
+        assert fresh["task_ids"] == rloo["task_ids"] and len(fresh["runs"]) == 3
+        assert checks["runs"] == fresh["runs"]
+        for run in fresh["runs"]:
+            record = load_lab(f"gym_v2_rl_{run}")
+            assert (record["method"], record["train_on"], record["updates"]) == (
+                "rloo", "mixed", 300), run
+        for kind in ("checked", "retried"):
+            d, se = checks["versus"]["heldout"][kind]
+            assert d > 2 * se, (tag, kind)
+        for run in fresh["runs"]:
+            solved_after_retry = checks["result"]["heldout"][run]["per_task"]["solved_after_retry"]
+            assert sum(solved_after_retry) / len(solved_after_retry) < 0.02, run
+        control = arl.sharpening_control(fresh["control"], "heldout")[1]
+        d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"), control)
+        assert abs(d) < 2 * se, tag
