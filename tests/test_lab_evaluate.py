@@ -514,8 +514,8 @@ def test_the_edit_parts_split_the_expert_path_exactly():
 def test_two_fresh_records_are_paired_by_task_or_refused():
     """gym_v2_fresh_versus pairs two arms' fresh records task by task: an arm against itself
     differs by nothing where like meets like (its RL against its own control is the gain
-    gym_v2_rl_fresh recorded), the session-17 bonus arm against RLOO from the same warm start gives the
-    figures GYM_V2 reports, and records of different fresh tasks are refused."""
+    gym_v2_rl_fresh recorded), the session-17 bonus arm against RLOO from the same warm start
+    gives the figures GYM_V2 reports, and records of different fresh tasks are refused."""
     import gym_v2_fresh_versus as fv
     rloo = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
     bonus = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300')
@@ -565,3 +565,35 @@ def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
                         (f'{op} {line} #@!|x', 'retry_not_applied')):
         assert seen(scripted('read', 'test', f'edit {wrong}', 'test', f'edit {retry}',
                              'submit')) == failed | {kind}
+
+
+def test_the_rereading_labs_replay_each_policy_of_the_fresh_record_once(monkeypatch):
+    """gym_v2_rl_fresh.replayed_policies lists what gym_v2_failures and gym_v2_checks replay:
+    the warm start at T=1 and at its control temperature (once when the control is T=1), each
+    run at T=1, with the solve rate the replay must reproduce; read_fresh_record refuses runs
+    that the record did not evaluate."""
+    import gym_v2_rl_fresh as fr
+    monkeypatch.setattr(fr, 'load_policy', lambda tag: f'policy {tag}')
+    rloo = fr.read_fresh_record('hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300',
+                                ['hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300',
+                                 'hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300_s1',
+                                 'hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300_s2'])
+    rows = fr.replayed_policies(rloo, 'heldout', 'warm')
+    assert [(name, model, t) for name, model, t, _ in rows[:2]] == [
+        ('warm t1', 'warm', 1.0), ('warm t0.1', 'warm', 0.1)]
+    assert rows[1][3] == rloo['control']['heldout']['t0.1']['rate']
+    assert [row[1] for row in rows[2:]] == [f'policy {tag}' for tag in rloo['runs']]
+    assert all(row[2] == 1.0 and row[3] == rloo['trained'][row[0]]['heldout']['t1']['rate']
+               for row in rows[2:])
+    check25 = fr.read_fresh_record('hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300',
+                                   CHECK25_RUNS)
+    assert check25['versus']['heldout']['control_temperature'] == 't1'
+    assert [row[0] for row in fr.replayed_policies(check25, 'heldout', 'warm')] == [
+        'warm t1', *CHECK25_RUNS]
+    with pytest.raises(SystemExit, match='evaluated'):
+        fr.read_fresh_record('hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300',
+                             CHECK25_RUNS[:2])
+
+
+CHECK25_RUNS = [f'hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300{seed}'
+                for seed in ('', '_s1', '_s2')]

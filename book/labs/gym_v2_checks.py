@@ -26,7 +26,6 @@ Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-
 Results: results/gym_v2_checks_TAG.json.
 """
 
-import argparse
 import json
 import pathlib
 import sys
@@ -39,7 +38,9 @@ import agentrl as arl
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import FRESH_SEED, fresh_splits, load_policy  # noqa: E402
+from gym_v2_rl_fresh import (  # noqa: E402
+    FRESH_SEED, fresh_splits, read_fresh_record, replayed_policies, rereading_parser,
+)
 from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
 
 KINDS = ('checked', 'check_failed', 'retried', 'retry_undid', 'retry_repeated',
@@ -84,19 +85,11 @@ def shares(model, env, tasks, tok, temperature):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('runs', nargs='+', help='tags of gym_v2_rl runs (seeds of one recipe)')
-    parser.add_argument('--fresh', required=True,
-                        help='tag of their gym_v2_rl_fresh record (control temperature, rates)')
-    parser.add_argument('--tag', required=True)
-    args = parser.parse_args()
+    args = rereading_parser(__doc__.splitlines()[0]).parse_args()
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     start = time.time()
-    fresh = json.loads((RESULTS / f'gym_v2_rl_fresh_{args.fresh}.json').read_text())
-    if fresh['runs'] != args.runs:
-        raise SystemExit(f'the fresh record {args.fresh} evaluated {fresh["runs"]},'
-                         f' not {args.runs}')
+    fresh = read_fresh_record(args.fresh, args.runs)
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
     run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
@@ -110,16 +103,9 @@ def main():
                     [list(x) for x in fresh['task_ids'][split]]:
                 raise SystemExit(f'{split}: the fresh tasks differ from the record\'s')
             split_tasks = gym_v2.pad_tasks(unpadded, run.get('pad_lines', 0), env)
-            control_t = fresh['versus'][split]['control_temperature']
-            policies = [('warm t1', warm, 1.0)]
-            if control_t != 't1':                     # the control is another temperature
-                policies.append((f'warm {control_t}', warm, float(control_t[1:])))
-            policies += [(tag, load_policy(tag), 1.0) for tag in args.runs]
             result[split] = {}
-            for name, model, temperature in policies:
+            for name, model, temperature, recorded in replayed_policies(fresh, split, warm):
                 rate, per_task = shares(model, env, split_tasks, tok, temperature)
-                recorded = (fresh['control'][split][f't{temperature:g}'] if name.startswith('warm')
-                            else fresh['trained'][name][split]['t1'])['rate']
                 if abs(rate - recorded) > 1e-9:
                     raise SystemExit(f'{split} {name}: solve rate {rate} here, '
                                      f'{recorded} in the fresh record')

@@ -81,6 +81,37 @@ def add_policy_arguments(parser):
                         help='warm-start tags (results/gym_v2_TAG.pt) and rl:TAG for RL runs')
 
 
+def rereading_parser(description):
+    """The arguments of a lab that replays a gym_v2_rl_fresh record's episodes to read more off
+    them (gym_v2_failures.py, gym_v2_checks.py): the runs, --fresh and --tag."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('runs', nargs='+', help='tags of gym_v2_rl runs (seeds of one recipe)')
+    parser.add_argument('--fresh', required=True,
+                        help='tag of their gym_v2_rl_fresh record (control temperature, rates)')
+    parser.add_argument('--tag', required=True)
+    return parser
+
+
+def read_fresh_record(tag, runs):
+    """The gym_v2_rl_fresh record TAG, which must have evaluated exactly `runs`."""
+    fresh = json.loads((RESULTS / f'gym_v2_rl_fresh_{tag}.json').read_text())
+    if fresh['runs'] != runs:
+        raise SystemExit(f'the fresh record {tag} evaluated {fresh["runs"]}, not {runs}')
+    return fresh
+
+
+def replayed_policies(fresh, split, warm):
+    """(name, model, temperature, its solve rate in the record) of every policy the fresh record
+    sampled on split, to replay: the warm start at T=1 and at its control temperature (once when
+    that is T=1), each trained run at T=1. A replay must give the recorded rate exactly."""
+    control_t = fresh['versus'][split]['control_temperature']
+    temperatures = sorted({1.0, float(control_t[1:])}, reverse=True)
+    rows = [(f'warm t{t:g}', warm, t, fresh['control'][split][f't{t:g}']['rate'])
+            for t in temperatures]
+    return rows + [(tag, load_policy(tag), 1.0, fresh['trained'][tag][split]['t1']['rate'])
+                   for tag in fresh['runs']]
+
+
 def placement_halves(tasks):
     """The two halves of the held-out placements: {'rl_groups': RL's (agentrl.rl_placements),
     'heldout': the others}, each a set of (template, line, kind)."""
