@@ -843,3 +843,18 @@ def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not
         control = arl.sharpening_control(fresh["control"], "heldout")[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"), control)
         assert abs(d) < 2 * se, tag
+
+
+def test_weighting_the_fix_lowers_the_copy_under_a_second_seed_too():
+    """GYM_V2 Session 18: the line 4 / old 10 / new 4 warm start trained with --train-seed 1
+    copies the hinted digit more often than its seed-0 twin and still less than weight 4 by more
+    than 0.2 on every split: the drop is the weights', its depth the seed's."""
+    tags = {"weight 4": "hint_recovery_6000_pad6_copy4",
+            "seed 0": "hint_recovery_6000_pad6_line4_old10_new4",
+            "seed 1": "hint_recovery_6000_pad6_line4_old10_new4_t1"}
+    second = load_lab(f"gym_v2_{tags['seed 1']}")
+    assert second["train_seed"] == 1 and second["part_weights"] == {"line": 4, "old": 10, "new": 4}
+    copying = load_lab("gym_v2_copying_pad6_copy_train_seed")["result"]
+    for split in ("heldout", "stretch", "rename", "train"):
+        hinted = {name: copying[tag][split]["hinted"] for name, tag in tags.items()}
+        assert hinted["seed 0"] < hinted["seed 1"] < hinted["weight 4"] - 0.2, split
