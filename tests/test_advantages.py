@@ -829,7 +829,7 @@ def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not
         assert warm["check_share"] == share and warm["part_weights"] == {
             "line": 4, "old": 4, "new": 1}
         assert fresh["task_ids"] == rloo["task_ids"] and len(fresh["runs"]) == 3
-        assert checks["runs"] == fresh["runs"]
+        assert fresh["episode_seed"] == rloo["episode_seed"] and checks["runs"] == fresh["runs"]
         for run in fresh["runs"]:
             record = load_lab(f"gym_v2_rl_{run}")
             assert (record["method"], record["train_on"], record["updates"]) == (
