@@ -26,7 +26,6 @@ Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-
 Results: results/gym_v2_checks_TAG.json.
 """
 
-import json
 import pathlib
 import sys
 import time
@@ -39,9 +38,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
 from gym_v2_rl_fresh import (  # noqa: E402
-    FRESH_SEED, fresh_splits, read_fresh_record, replayed_policies, rereading_parser,
+    FRESH_SEED, fresh_splits, replayed_policies, start_replay,
 )
-from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, write_record  # noqa: E402
+from gym_v2_warm_start import SAMPLES, load_tasks, write_record  # noqa: E402
 
 KINDS = ('checked', 'check_failed', 'retried', 'retry_undid', 'retry_repeated',
          'retry_not_applied', 'solved_after_retry', 'submitted_failing')
@@ -85,15 +84,10 @@ def shares(model, env, tasks, tok, temperature):
 
 
 def main():
-    args = rereading_parser(__doc__.splitlines()[0]).parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
     start = time.time()
-    fresh = read_fresh_record(args.fresh, args.runs)
+    args, fresh, run, warm = start_replay(__doc__.splitlines()[0])
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
-    warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
     result, versus = {}, {}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=run['hint'], cache=cache, sandbox=pool.run)

@@ -33,7 +33,6 @@ Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-
 Results: results/gym_v2_failures_TAG.json.
 """
 
-import json
 import pathlib
 import sys
 import time
@@ -46,10 +45,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import evaluate as ev  # noqa: E402
 import gym_v2  # noqa: E402
 from gym_v2_rl_fresh import (  # noqa: E402
-    FRESH_SEED, fresh_splits, placement_halves, read_fresh_record, replayed_policies,
-    rereading_parser,
+    FRESH_SEED, fresh_splits, placement_halves, replayed_policies, start_replay,
 )
-from gym_v2_warm_start import RESULTS, SAMPLES, load_tasks, played, write_record  # noqa: E402
+from gym_v2_warm_start import SAMPLES, load_tasks, played, write_record  # noqa: E402
 
 CLASSES = ('no_edit', 'other_line', 'not_applied', 'wrong_change_at_bug',
            'wrong_change_elsewhere_on_line', 'right_fix')
@@ -106,14 +104,10 @@ def classify(model, env, tasks, tok, temperature, trained_lines):
 
 
 def main():
-    args = rereading_parser(__doc__.splitlines()[0]).parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
     start = time.time()
-    fresh = read_fresh_record(args.fresh, args.runs)
+    args, fresh, run, warm = start_replay(__doc__.splitlines()[0])
     tok = arl.CharTokenizer()
     tasks, cache = load_tasks()
-    run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
     hint, pad = run['hint'], run.get('pad_lines', 0)    # as its warm start played the tasks
     trained_lines, shown_lines = {}, {}     # placements' lines; the lines the warm start saw
     for t in tasks:                          # them on (the same unless the tasks are padded)
@@ -122,7 +116,6 @@ def main():
     for t in played(tasks, cache, pad).values():
         if t.split == 'train':
             shown_lines.setdefault(t.template, set()).add(t.line)
-    warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
     result = {}
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)

@@ -100,6 +100,19 @@ def read_fresh_record(tag, runs):
     return fresh
 
 
+def start_replay(description):
+    """The start every rereading lab shares: its arguments parsed (rereading_parser), torch
+    deterministic on one thread -> (args, the fresh record, the first run's gym_v2_rl record,
+    which says how the tasks were played, and the warm start)."""
+    args = rereading_parser(description).parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    fresh = read_fresh_record(args.fresh, args.runs)
+    run = json.loads((RESULTS / f'gym_v2_rl_{args.runs[0]}.json').read_text())
+    warm = arl.load_checkpoint(RESULTS / f'gym_v2_{fresh["warm"]}.pt')
+    return args, fresh, run, warm
+
+
 def replayed_policies(fresh, split, warm):
     """(name, model, temperature, its solve rate in the record) of every policy the fresh record
     sampled on split, to replay: the warm start at T=1 and at its control temperature (once when
