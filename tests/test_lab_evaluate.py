@@ -369,6 +369,7 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     (['--part-weight', 'old=10'], 'its weights come from its record'),
     (['--train-seed', '1'], 'its seed comes from its record'),
     (['--check-share', '0.5'], 'its demonstrations come from its record'),
+    (['--retry-share', '0.5'], 'its demonstrations come from its record'),
 ])
 def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
                                                                message):
@@ -483,6 +484,62 @@ def test_a_checked_demonstration_tests_the_right_edit_before_its_submit():
                  arl.action_spans(torch.tensor(mask, dtype=torch.float))]
         assert calls[-2:] == ['<call> test </call>', '<call> submit </call>']
         assert len(more) > len(ids) and calls.count('<call> test </call>') == 2
+
+
+def test_a_retry_demonstration_undoes_its_wrong_edit_and_then_fixes():
+    """gym_v2.wrong_edit_candidates are edits on the bug's line that apply, are not the fix and
+    are undone exactly by swapping their old and new text; gym_v2.wrong_edits keeps one whose
+    visible tests fail; gym_v2.retry_policy plays the wrong edit, a failing check whose hint
+    shows the edited line, the undo, the right edit and the submit, and solves. The checks lab
+    reads it as a retry that undid and solved. --retry-share draws from a stream of its own:
+    share 0 gives the recipe's demonstrations token for token."""
+    import gym_v2_checks
+    tok = arl.CharTokenizer()
+    env = gym_v2.HintedBugFixEnv(hint=True, cache={})
+    rows = [r for v in range(3) for r in gym_v2.variant_rows(arl.TEMPLATES[0], 0, v)]
+    tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
+    for task in tasks:
+        for patch in gym_v2.wrong_edit_candidates(task):
+            op, line, body = patch.split(' ', 2)
+            old, _, new = body.partition('|')
+            assert op == 'sub' and int(line) == task.line and old and new != old
+            code, err = arl.apply_patch(task.code, task.line, old, new)
+            assert not err and code != task.solution
+            assert arl.apply_patch(code, task.line, new, old) == (task.code, '')
+    wrong = gym_v2.wrong_edits(tasks, env)
+    assert wrong and all(p in gym_v2.wrong_edit_candidates(t) for t in tasks
+                         for p in [wrong.get(t.id)] if p)
+    task = next(t for t in tasks if t.id in wrong)
+    traj = arl.teacher_rollout(env, task, tok, gym_v2.retry_policy(wrong))
+    assert traj.reward == 1.0 and gym_v2.solved(traj)
+    assert [arl.parse_call(a).tool for a, _ in traj.turns] == \
+        ['read', 'test', 'edit', 'test', 'edit', 'edit', 'submit']
+    first, undo, fix = (arl.parse_call(traj.turns[i][0]) for i in (2, 4, 5))
+    edited = arl.apply_patch(task.code, first.line, first.old, first.new)[0]
+    assert f'at line {task.line}: {edited.splitlines()[task.line - 1].strip()}' \
+        in traj.turns[3][1] and 'FAIL' in traj.turns[3][1]
+    assert (undo.line, undo.old, undo.new) == (first.line, first.new, first.old)
+    assert traj.turns[5][0] == f'<call> edit {task.fix} </call>'
+    seen = gym_v2_checks.after_the_edit(traj)
+    assert {k for k, v in seen.items() if v} == \
+        {'checked', 'check_failed', 'retried', 'retry_undid', 'solved_after_retry'}
+    plain = next(t for t in tasks if t.id not in wrong) if len(wrong) < len(tasks) else None
+    if plain is not None:                     # a task without a wrong edit gets the expert
+        assert arl.run_episode(env, plain, gym_v2.retry_policy(wrong))[2] == \
+            arl.run_episode(env, plain, arl.expert_policy)[2]
+    envs = {'hint': env, 'plain': env}
+    recipe = gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0)
+    assert gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0, retry_share=0,
+                                             wrong=wrong) == recipe
+    retried = gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0, retry_share=1,
+                                                wrong=wrong)
+    for task, (ids, _), (more, mask) in zip(tasks, recipe, retried):
+        calls = [tok.decode(more[a:b]) for a, b in
+                 arl.action_spans(torch.tensor(mask, dtype=torch.float))]
+        if task.id in wrong:
+            assert calls[2] == f'<call> edit {wrong[task.id]} </call>' and len(calls) == 7
+        else:
+            assert more == ids
 
 
 def test_the_edit_parts_split_the_expert_path_exactly():

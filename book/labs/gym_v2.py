@@ -107,6 +107,68 @@ def checked_policy(policy):
     return act
 
 
+def wrong_edit_candidates(task):
+    """Edits on the bug's line that apply and change the bug's text into something other than the
+    reference fix: the saved bug mutations of the buggy source whose span overlaps the bug's
+    (`sub L old|wrong`, `old` grown to cover both spans), in source order. Each is written so that
+    its own `<old>` is the first match on the line and its `<new>` the first match afterwards, so
+    `sub L new|old` undoes it exactly."""
+    _, line_no, body = task.fix.split(' ', 2)
+    line_no, (bad, _, good) = int(line_no), body.partition('|')
+    line = task.code.splitlines()[line_no - 1]
+    fixed = task.solution.splitlines()[line_no - 1]
+    b0 = line.find(bad)
+    out = []
+    for _kind, row, m0, m1, repl in arl.bug_mutations(task.code):
+        if row != line_no or m1 <= b0 or m0 >= b0 + len(bad):
+            continue
+        changed = line[:m0] + repl + line[m1:]
+        a, b = min(m0, b0), max(m1, b0 + len(bad))
+        old, new = line[a:b], changed[a:b + len(changed) - len(line)]
+        patch = f'sub {line_no} {old}|{new}'
+        if (changed in (line, fixed) or not new or line.find(old) != a
+                or changed.find(new) != a or patch in out):
+            continue
+        out.append(patch)
+    return out
+
+
+def wrong_edits(tasks, env, seed=0):
+    """{task id: one wrong edit of wrong_edit_candidates, drawn with a seeded random order, whose
+    visible tests still fail} (a task with none is left out). The check after it then shows a
+    failure and, under the hint, the edited line."""
+    picked = {}
+    for task in tasks:
+        candidates = wrong_edit_candidates(task)
+        random.Random(f'{seed}:wrong:{task.id}').shuffle(candidates)
+        for patch in candidates:
+            _, line_no, body = patch.split(' ', 2)
+            old, _, new = body.partition('|')
+            code, err = arl.apply_patch(task.code, int(line_no), old, new)
+            assert not err, (task.id, patch, err)
+            if 'FAIL' in arl.report_tests(env.run(code, task.visible), task.visible):
+                picked[task.id] = patch
+                break
+    return picked
+
+
+def retry_policy(wrong):
+    """The expert that tries a wrong fix first: read, test, a wrong edit that applies
+    (wrong[task.id], from wrong_edits), a failing check, the edit that undoes it, the right
+    edit, submit. What it shows is the way back from an applied mistake: the check, then the
+    undo copied from the edited line the hint shows, then a fresh attempt at the original line.
+    A task without a wrong edit gets the expert's plan."""
+    def act(task, history):
+        if task.id not in wrong:
+            return arl.expert_policy(task, history)
+        op, line_no, body = wrong[task.id].split(' ', 2)
+        old, _, new = body.partition('|')
+        plan = ('read', 'test', f'edit {wrong[task.id]}', 'test',
+                f'edit {op} {line_no} {new}|{old}', f'edit {task.fix}', 'submit')
+        return f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
+    return act
+
+
 def solved(trajectory):
     """Whether an episode ended in a submit whose hidden tests all passed, read from its last
     observation: under LineEditBonusEnv its reward alone cannot say (with a bonus of 1, an

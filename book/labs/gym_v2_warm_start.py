@@ -32,6 +32,11 @@ episodes per task, greedy, pass@k and the expert-path probability.
                    and submits after the check passes (gym_v2.checked_policy; default 0): a
                    warm start that sometimes checks its edit, so RL can find what a check is
                    worth when the edit was wrong
+  --retry-share F  share of the demonstrations (of training tasks that have one) in which the
+                   expert first makes a wrong edit that applies on the bug's line, checks it,
+                   undoes it and makes the right edit (gym_v2.retry_policy; default 0): a warm
+                   start that has seen the way back from an applied mistake, so a second
+                   attempt after a failing check can be a fresh one
   --train-seed S   seed of the model's initialisation, the draw of the expert episodes and the
                    minibatch order (default TRAIN_SEED): a second seed of one recipe says
                    whether a warm start's result belongs to the recipe or to its draw
@@ -180,18 +185,25 @@ def weight_the_copy(ids, mask, tokenizer, weights):
 
 
 def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None,
-                    check_share=0.0):
+                    check_share=0.0, retry_share=0.0, wrong=None):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
     recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'],
-    a seeded check_share test the right edit before submitting (gym_v2.checked_policy);
-    weights ({part: weight}, part_weights) weight the last edit's parts (weight_the_copy)."""
+    a seeded retry_share of the tasks with a wrong edit in `wrong` ({task id: patch},
+    gym_v2.wrong_edits) retry after it (gym_v2.retry_policy), a seeded check_share test the
+    right edit before submitting (gym_v2.checked_policy); weights ({part: weight},
+    part_weights) weight the last edit's parts (weight_the_copy)."""
     weights = weights or part_weights()
+    wrong = wrong or {}
     rng = random.Random(seed)
-    check_rng = random.Random(f'{seed}:check')   # its own stream: the other draws stay as they were
+    check_rng = random.Random(f'{seed}:check')   # its own streams: the other draws stay as they were
+    retry_rng = random.Random(f'{seed}:retry')
+    retry = gym_v2.retry_policy(wrong)
     examples = []
     for task in tasks:
         policy = gym_v2.recovery_policy if rng.random() < recovery_share else arl.expert_policy
         env = envs['hint' if rng.random() < hint_share else 'plain']
+        if retry_share and task.id in wrong and retry_rng.random() < retry_share:
+            policy = retry
         if check_share and check_rng.random() < check_share:
             policy = gym_v2.checked_policy(policy)
         traj = arl.teacher_rollout(env, task, tokenizer, policy)
@@ -235,6 +247,9 @@ def main():
     parser.add_argument('--check-share', type=float, default=0.0, metavar='F',
                         help='share of demonstrations that run `test` after the right edit, '
                              'before the submit (gym_v2.checked_policy)')
+    parser.add_argument('--retry-share', type=float, default=0.0, metavar='F',
+                        help='share of demonstrations that make a wrong edit that applies, '
+                             'check it, undo it and make the right edit (gym_v2.retry_policy)')
     parser.add_argument('--train-seed', type=int, metavar='S',
                         help='initialisation, expert draw and minibatch order '
                              f'(default {TRAIN_SEED})')
@@ -256,6 +271,11 @@ def main():
     if args.load and args.check_share:
         parser.error('--load evaluates a trained warm start; its demonstrations come from its '
                      'record, so --check-share does not apply')
+    if not 0 <= args.retry_share <= 1:
+        parser.error(f'--retry-share takes a share in [0, 1], not {args.retry_share}')
+    if args.load and args.retry_share:
+        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
+                     'record, so --retry-share does not apply')
     if args.load and args.train_seed is not None:
         parser.error('--load evaluates a trained warm start; its seed comes from its record, '
                      'so --train-seed does not apply')
@@ -281,8 +301,16 @@ def main():
         weights = loaded.get('part_weights', part_weights(args.copy_weight))
         train_seed = loaded.get('train_seed', TRAIN_SEED)
         args.check_share = loaded.get('check_share', 0.0)
+        args.retry_share = loaded.get('retry_share', 0.0)
+    wrong = {}
+    if args.retry_share:
+        with arl.SandboxPool(workers=1) as pool:    # the checks after the wrong edits join cache
+            wrong = gym_v2.wrong_edits(
+                train, gym_v2.HintedBugFixEnv(cache=cache, sandbox=pool.run), seed=train_seed)
+        print(f'{len(wrong)} of {len(train)} training tasks have a wrong edit that applies and '
+              f'fails a visible test ({time.time() - start:.0f} s)', flush=True)
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               train_seed, weights, args.check_share)
+                               train_seed, weights, args.check_share, args.retry_share, wrong)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
@@ -338,6 +366,7 @@ def main():
         'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
         'part_weights': weights, 'check_share': args.check_share,
+        'retry_share': args.retry_share, 'retry_tasks': len(wrong),
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
