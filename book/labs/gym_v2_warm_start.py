@@ -317,7 +317,7 @@ def main():
         model = arl.load_checkpoint(RESULTS / f'gym_v2_{args.load}.pt')
         config = loaded['model_config']
         loss_first, loss_last = loaded['loss_first50'], loaded['loss_last50']
-        train_seconds = 0
+        train_seconds = loaded['train_seconds']     # the model's, so a re-evaluation keeps it
         args.steps, args.recovery_share = loaded['steps'], loaded['recovery_share']
         print(f'loaded the warm start {args.load}', flush=True)
     else:
