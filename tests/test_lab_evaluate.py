@@ -370,6 +370,7 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     (['--train-seed', '1'], 'its seed comes from its record'),
     (['--check-share', '0.5'], 'its demonstrations come from its record'),
     (['--retry-share', '0.5'], 'its demonstrations come from its record'),
+    (['--mask-retry-mistake'], 'its demonstrations come from its record'),
 ])
 def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
                                                                message):
@@ -380,6 +381,16 @@ def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, caps
     with pytest.raises(SystemExit):
         gym_v2_warm_start.main()
     assert message in capsys.readouterr().err
+
+
+def test_the_warm_start_lab_refuses_a_mask_without_retry_demonstrations(monkeypatch, capsys):
+    """--mask-retry-mistake masks what only retry demonstrations have: without --retry-share it
+    would train the recipe under another name, so the run stops first."""
+    monkeypatch.setattr(sys, 'argv', ['gym_v2_warm_start.py', '--mask-retry-mistake',
+                                      '--tag', 'refused'])
+    with pytest.raises(SystemExit):
+        gym_v2_warm_start.main()
+    assert 'give --retry-share' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize('argv, message', [
@@ -540,6 +551,14 @@ def test_a_retry_demonstration_undoes_its_wrong_edit_and_then_fixes():
             assert calls[2] == f'<call> edit {wrong[task.id]} </call>' and len(calls) == 7
         else:
             assert more == ids
+    masked = gym_v2_warm_start.expert_examples(tasks, tok, envs, 1, 0.5, 0, retry_share=1,
+                                               wrong=wrong, mask_mistake=True)
+    for task, (ids, mask), (same, left) in zip(tasks, retried, masked):
+        assert same == ids
+        dropped = [i for i, (m, k) in enumerate(zip(mask, left)) if m != k]
+        assert all(left[i] == 0 for i in dropped)
+        want = f'<call> edit {wrong[task.id]} </call>' if task.id in wrong else ''
+        assert tok.decode([ids[i] for i in dropped]) == want
 
 
 def test_the_edit_parts_split_the_expert_path_exactly():

@@ -37,6 +37,9 @@ episodes per task, greedy, pass@k and the expert-path probability.
                    undoes it and makes the right edit (gym_v2.retry_policy; default 0): a warm
                    start that has seen the way back from an applied mistake, so a second
                    attempt after a failing check can be a fresh one
+  --mask-retry-mistake  give the retry demonstrations' wrong edit weight 0 in the loss: the
+                   policy sees it in its context and learns what follows it, not to make it
+                   (without it, a warm start trained on retries makes the wrong edit too)
   --train-seed S   seed of the model's initialisation, the draw of the expert episodes and the
                    minibatch order (default TRAIN_SEED): a second seed of one recipe says
                    whether a warm start's result belongs to the recipe or to its draw
@@ -185,12 +188,13 @@ def weight_the_copy(ids, mask, tokenizer, weights):
 
 
 def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None,
-                    check_share=0.0, retry_share=0.0, wrong=None):
+                    check_share=0.0, retry_share=0.0, wrong=None, mask_mistake=False):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
     recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'],
     a seeded retry_share of the tasks with a wrong edit in `wrong` ({task id: patch},
-    gym_v2.wrong_edits) retry after it (gym_v2.retry_policy), a seeded check_share test the
-    right edit before submitting (gym_v2.checked_policy); weights ({part: weight},
+    gym_v2.wrong_edits) retry after it (gym_v2.retry_policy), with mask_mistake its wrong edit
+    left out of the loss (weight 0: in the context, never a target), a seeded check_share test
+    the right edit before submitting (gym_v2.checked_policy); weights ({part: weight},
     part_weights) weight the last edit's parts (weight_the_copy)."""
     weights = weights or part_weights()
     wrong = wrong or {}
@@ -202,7 +206,8 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, we
     for task in tasks:
         policy = gym_v2.recovery_policy if rng.random() < recovery_share else arl.expert_policy
         env = envs['hint' if rng.random() < hint_share else 'plain']
-        if retry_share and task.id in wrong and retry_rng.random() < retry_share:
+        retrying = retry_share and task.id in wrong and retry_rng.random() < retry_share
+        if retrying:
             policy = retry
         if check_share and check_rng.random() < check_share:
             policy = gym_v2.checked_policy(policy)
@@ -211,8 +216,19 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, we
         mask = [int(v) for v in traj.action_mask.tolist()]
         end = max(i for i, v in enumerate(mask) if v) + 1
         ids = traj.ids[:end].tolist()
-        examples.append((ids, weight_the_copy(ids, mask[:end], tokenizer, weights)))
+        weighted = weight_the_copy(ids, mask[:end], tokenizer, weights)
+        if mask_mistake and retrying:
+            weighted = leave_out(ids, weighted, tokenizer, f'<call> edit {wrong[task.id]} </call>')
+        examples.append((ids, weighted))
     return examples
+
+
+def leave_out(ids, mask, tokenizer, action):
+    """The loss mask with weight 0 on the first action span that decodes to `action`."""
+    for start, end in arl.action_spans(torch.tensor(mask, dtype=torch.float).clamp(max=1)):
+        if tokenizer.decode(ids[start:end]) == action:
+            return mask[:start] + [0] * (end - start) + mask[end:]
+    raise ValueError(f'no action {action!r} in the episode')
 
 
 def report_progress(model, steps, every=200):
@@ -250,6 +266,8 @@ def main():
     parser.add_argument('--retry-share', type=float, default=0.0, metavar='F',
                         help='share of demonstrations that make a wrong edit that applies, '
                              'check it, undo it and make the right edit (gym_v2.retry_policy)')
+    parser.add_argument('--mask-retry-mistake', action='store_true',
+                        help="leave the retry demonstrations' wrong edit out of the loss")
     parser.add_argument('--train-seed', type=int, metavar='S',
                         help='initialisation, expert draw and minibatch order '
                              f'(default {TRAIN_SEED})')
@@ -276,6 +294,12 @@ def main():
     if args.load and args.retry_share:
         parser.error('--load evaluates a trained warm start; its demonstrations come from its '
                      'record, so --retry-share does not apply')
+    if args.mask_retry_mistake and not args.retry_share and not args.load:
+        parser.error('--mask-retry-mistake masks the wrong edit of retry demonstrations; '
+                     'give --retry-share')
+    if args.load and args.mask_retry_mistake:
+        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
+                     'record, so --mask-retry-mistake does not apply')
     if args.load and args.train_seed is not None:
         parser.error('--load evaluates a trained warm start; its seed comes from its record, '
                      'so --train-seed does not apply')
@@ -302,6 +326,7 @@ def main():
         train_seed = loaded.get('train_seed', TRAIN_SEED)
         args.check_share = loaded.get('check_share', 0.0)
         args.retry_share = loaded.get('retry_share', 0.0)
+        args.mask_retry_mistake = loaded.get('retry_mistake_masked', False)
     wrong = {}
     if args.retry_share:
         with arl.SandboxPool(workers=1) as pool:    # the checks after the wrong edits join cache
@@ -310,7 +335,8 @@ def main():
         print(f'{len(wrong)} of {len(train)} training tasks have a wrong edit that applies and '
               f'fails a visible test ({time.time() - start:.0f} s)', flush=True)
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
-                               train_seed, weights, args.check_share, args.retry_share, wrong)
+                               train_seed, weights, args.check_share, args.retry_share, wrong,
+                               args.mask_retry_mistake)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - start:.0f} s)', flush=True)
     if args.load:
@@ -367,6 +393,7 @@ def main():
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
         'part_weights': weights, 'check_share': args.check_share,
         'retry_share': args.retry_share, 'retry_tasks': len(wrong),
+        'retry_mistake_masked': args.mask_retry_mistake,
         'templates': len(gym_v2.TEMPLATES), 'stretch_templates': list(gym_v2.STRETCH_FUNCS),
         'train_variants': gym_v2.TRAIN_VARIANTS,
         'split_sizes': {s: sum(t.split == s for t in tasks) for s in splits},
