@@ -397,11 +397,14 @@ def test_the_warm_start_lab_refuses_a_mask_without_retry_demonstrations(monkeypa
     (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
     (['--warm', 'hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
+    (['--warm', 'hint_recovery_6000_pad6_copy4_check5_retry5'], 'has no sharpening control'),
 ])
 def test_the_rl_lab_refuses_options_it_cannot_honour(monkeypatch, argv, message):
     """gym_v2_rl stops before any training, with a message that names the problem, when asked
-    for fresh paddings of a warm start that was never padded, for --moved-only alone or for
-    --bonus-at-bug without a bonus."""
+    for fresh paddings of a warm start that was never padded, for --moved-only alone, for
+    --bonus-at-bug without a bonus, or to start from a warm start evaluated without its
+    sharpening control (its record was written without --sweep, and the trained policy's
+    comparison, made after the training, would fail)."""
     import gym_v2_rl
     monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', *argv, '--tag', 'refused'])
     with pytest.raises(SystemExit, match=message):

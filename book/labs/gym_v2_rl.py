@@ -265,6 +265,11 @@ def main():
     args = parser.parse_args()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
+    swept = [s for s in ('heldout', 'stretch') if 'control_temperature' in
+             warm['metrics']['hint' if warm['hint_share'] > 0 else 'plain'].get(s, {})]
+    if len(swept) < 2:               # found now, not after the training it would waste
+        raise SystemExit(f'the warm start {args.warm} has no sharpening control on its unseen '
+                         'splits: evaluate it with gym_v2_warm_start.py --sweep first')
     if args.moved_only and not args.fresh_padding:
         raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
     if args.bonus_at_bug and not args.line_edit_bonus:
