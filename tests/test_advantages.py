@@ -903,3 +903,33 @@ def test_rl_from_the_second_seed_of_weight_4_learns_its_placements_and_not_the_u
         control = arl.sharpening_control(fresh["control"], split)[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
+
+
+def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_solving_more():
+    """GYM_V2 Session 19: RLOO from the warm start whose demonstrations also retry after a wrong
+    edit that applies (check share 0.5, retry share 0.5, the wrong edit left out of the loss),
+    three seeds, the same fresh tasks and episodes as RLOO from weight 4. It beats its control
+    on RL's placements by more than two standard errors; on the unseen placements it checks and
+    retries more than the warm start by more than two standard errors, its retries solve under
+    3% of the episodes, and its solve rate stays within two standard errors of the control."""
+    tag = "hg_mixed_pad6_copy4_check5_retry5m_fresh8_rloo_lr3e-4_u300"
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    fresh, checks = load_lab(f"gym_v2_rl_fresh_{tag}"), load_lab(f"gym_v2_checks_{tag}")
+    warm = load_lab(f"gym_v2_{fresh['warm']}")
+    assert (warm["check_share"], warm["retry_share"], warm["retry_mistake_masked"]) == (
+        0.5, 0.5, True)
+    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
+    assert len(fresh["runs"]) == 3 and checks["runs"] == fresh["runs"]
+    for run in fresh["runs"]:
+        record = load_lab(f"gym_v2_rl_{run}")
+        assert (record["method"], record["train_on"], record["updates"]) == ("rloo", "mixed", 300)
+    for kind in ("checked", "retried"):
+        d, se = checks["versus"]["heldout"][kind]
+        assert d > 2 * se, kind
+    for run in fresh["runs"]:
+        after = checks["result"]["heldout"][run]["per_task"]["solved_after_retry"]
+        assert sum(after) / len(after) < 0.03, run
+    for split, learned in (("rl_groups", True), ("heldout", False)):
+        control = arl.sharpening_control(fresh["control"], split)[1]
+        d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
+        assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
