@@ -81,10 +81,15 @@ def pad_tasks(tasks, most, env, seed=0):
     return padded
 
 
+def as_edit(patch):
+    """The parsed edit (line, old, new) of a patch such as a task's fix, `sub N old|new`."""
+    return arl.parse_call(f'<call> edit {patch} </call>')
+
+
 def overlaps_bug(task, line_text, old):
     """Whether the first `old` on line_text overlaps the first occurrence there of the bug's
     text (the `<old>` of the task's reference fix): an edit at the bug's spot, right or wrong."""
-    bad = arl.parse_call(f'<call> edit {task.fix} </call>').old
+    bad = as_edit(task.fix).old
     start, old_at = line_text.find(bad), line_text.find(old)
     return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
 
@@ -113,8 +118,8 @@ def wrong_edit_candidates(task):
     (`sub L old|wrong`, `old` grown to cover both spans), in source order. Each is written so that
     its own `<old>` is the first match on the line and its `<new>` the first match afterwards, so
     `sub L new|old` undoes it exactly."""
-    _, line_no, body = task.fix.split(' ', 2)
-    line_no, (bad, _, good) = int(line_no), body.partition('|')
+    fix = as_edit(task.fix)
+    line_no, bad = fix.line, fix.old
     line = task.code.splitlines()[line_no - 1]
     fixed = task.solution.splitlines()[line_no - 1]
     b0 = line.find(bad)
@@ -142,9 +147,8 @@ def wrong_edits(tasks, env, seed=0):
         candidates = wrong_edit_candidates(task)
         random.Random(f'{seed}:wrong:{task.id}').shuffle(candidates)
         for patch in candidates:
-            _, line_no, body = patch.split(' ', 2)
-            old, _, new = body.partition('|')
-            code, err = arl.apply_patch(task.code, int(line_no), old, new)
+            edit = as_edit(patch)
+            code, err = arl.apply_patch(task.code, edit.line, edit.old, edit.new)
             assert not err, (task.id, patch, err)
             if 'FAIL' in arl.report_tests(env.run(code, task.visible), task.visible):
                 picked[task.id] = patch
@@ -161,10 +165,10 @@ def retry_policy(wrong):
     def act(task, history):
         if task.id not in wrong:
             return arl.expert_policy(task, history)
-        op, line_no, body = wrong[task.id].split(' ', 2)
-        old, _, new = body.partition('|')
+        mistake = as_edit(wrong[task.id])
         plan = ('read', 'test', f'edit {wrong[task.id]}', 'test',
-                f'edit {op} {line_no} {new}|{old}', f'edit {task.fix}', 'submit')
+                f'edit sub {mistake.line} {mistake.new}|{mistake.old}', f'edit {task.fix}',
+                'submit')
         return f'<call> {plan[min(len(history), len(plan) - 1)]} </call>'
     return act
 

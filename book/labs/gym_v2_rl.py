@@ -265,8 +265,9 @@ def main():
     args = parser.parse_args()
     warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
     pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
+    hint = warm['hint_share'] > 0
     swept = [s for s in ('heldout', 'stretch') if 'control_temperature' in
-             warm['metrics']['hint' if warm['hint_share'] > 0 else 'plain'].get(s, {})]
+             warm['metrics']['hint' if hint else 'plain'].get(s, {})]
     if len(swept) < 2:               # found now, not after the training it would waste
         raise SystemExit(f'the warm start {args.warm} has no sharpening control on its unseen '
                          'splits: evaluate it with gym_v2_warm_start.py --sweep first')
@@ -295,7 +296,6 @@ def main():
         raise SystemExit('--with-stretch adds placements to --train-on heldout-groups or mixed')
     stretch_groups = ({gym_v2.task_group(t) for t in tasks if t.split == 'stretch'}
                       if args.with_stretch else set())
-    hint = warm['hint_share'] > 0
     rng = random.Random(f'rl:{args.seed}')
     where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
     checkpoint = where / f'gym_v2_rl_{args.tag}.pt'

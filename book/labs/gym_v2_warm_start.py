@@ -161,6 +161,11 @@ def played(tasks, cache, pad_lines):
 
 
 EDIT_PARTS = tuple(p for p in gym_v2.PARTS if p != 'calls')   # line, old, new: weightable
+DEMONSTRATIONS = {   # option -> (its key in the record, its value in records that predate it)
+    'check_share': ('check_share', 0.0),
+    'retry_share': ('retry_share', 0.0),
+    'mask_retry_mistake': ('retry_mistake_masked', False),
+}
 
 
 def part_weights(copy_weight=1, overrides=()):
@@ -225,7 +230,7 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, we
 
 def leave_out(ids, mask, tokenizer, action):
     """The loss mask with weight 0 on the first action span that decodes to `action`."""
-    for start, end in arl.action_spans(torch.tensor(mask, dtype=torch.float).clamp(max=1)):
+    for start, end in arl.action_spans(torch.tensor(mask, dtype=torch.float)):
         if tokenizer.decode(ids[start:end]) == action:
             return mask[:start] + [0] * (end - start) + mask[end:]
     raise ValueError(f'no action {action!r} in the episode')
@@ -286,20 +291,15 @@ def main():
                      'so --copy-weight and --part-weight do not apply')
     if not 0 <= args.check_share <= 1:
         parser.error(f'--check-share takes a share in [0, 1], not {args.check_share}')
-    if args.load and args.check_share:
-        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
-                     'record, so --check-share does not apply')
     if not 0 <= args.retry_share <= 1:
         parser.error(f'--retry-share takes a share in [0, 1], not {args.retry_share}')
-    if args.load and args.retry_share:
-        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
-                     'record, so --retry-share does not apply')
     if args.mask_retry_mistake and not args.retry_share and not args.load:
         parser.error('--mask-retry-mistake masks the wrong edit of retry demonstrations; '
                      'give --retry-share')
-    if args.load and args.mask_retry_mistake:
-        parser.error('--load evaluates a trained warm start; its demonstrations come from its '
-                     'record, so --mask-retry-mistake does not apply')
+    for option, (_, unset) in DEMONSTRATIONS.items():
+        if args.load and getattr(args, option) != unset:
+            parser.error('--load evaluates a trained warm start; its demonstrations come from '
+                         f"its record, so --{option.replace('_', '-')} does not apply")
     if args.load and args.train_seed is not None:
         parser.error('--load evaluates a trained warm start; its seed comes from its record, '
                      'so --train-seed does not apply')
@@ -324,14 +324,13 @@ def main():
         args.copy_weight = loaded.get('copy_weight', 1)
         weights = loaded.get('part_weights', part_weights(args.copy_weight))
         train_seed = loaded.get('train_seed', TRAIN_SEED)
-        args.check_share = loaded.get('check_share', 0.0)
-        args.retry_share = loaded.get('retry_share', 0.0)
-        args.mask_retry_mistake = loaded.get('retry_mistake_masked', False)
+        for option, (key, unset) in DEMONSTRATIONS.items():
+            setattr(args, option, loaded.get(key, unset))
     wrong = {}
     if args.retry_share:
         with arl.SandboxPool(workers=1) as pool:    # the checks after the wrong edits join cache
-            wrong = gym_v2.wrong_edits(
-                train, gym_v2.HintedBugFixEnv(cache=cache, sandbox=pool.run), seed=train_seed)
+            wrong = gym_v2.wrong_edits(train, arl.BugFixEnv(cache=cache, sandbox=pool.run),
+                                       seed=train_seed)
         print(f'{len(wrong)} of {len(train)} training tasks have a wrong edit that applies and '
               f'fails a visible test ({time.time() - start:.0f} s)', flush=True)
     examples = expert_examples(train, tok, envs, args.hint_share, args.recovery_share,
