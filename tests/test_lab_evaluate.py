@@ -398,11 +398,15 @@ def test_the_warm_start_lab_refuses_a_mask_without_retry_demonstrations(monkeypa
     (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
     (['--warm', 'hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
     (['--warm', 'hint_recovery_6000_pad6_copy4_check5_retry5'], 'has no sharpening control'),
+    (['--warm', 'hint_recovery_6000_pad6', '--refill', '8'], 'give --episode-budget'),
+    (['--warm', 'hint_recovery_6000_pad6', '--refill', '8', '--episode-budget', '64',
+      '--method', 'ppo'], 'nothing to refill'),
 ])
 def test_the_rl_lab_refuses_options_it_cannot_honour(monkeypatch, argv, message):
     """gym_v2_rl stops before any training, with a message that names the problem, when asked
     for fresh paddings of a warm start that was never padded, for --moved-only alone, for
-    --bonus-at-bug without a bonus, or to start from a warm start evaluated without its
+    --bonus-at-bug without a bonus, for dynamic sampling without a budget of episodes or with
+    a method that learns from every group, or to start from a warm start evaluated without its
     sharpening control (its record was written without --sweep, and the trained policy's
     comparison, made after the training, would fail)."""
     import gym_v2_rl

@@ -63,6 +63,14 @@ the share of RL's episodes that solved. Does paying the copy more often teach on
 to unseen placements? With --bonus-at-bug only an edit whose `<old>` text overlaps the bug's
 text is paid: a change elsewhere on the line, which the plain bonus also pays, earns nothing.
 
+Dynamic sampling (--refill N, with --episode-budget E in place of --updates), as DAPO does
+it (Chapter 9.5): an update plays further rounds of --tasks groups, drawn the same way, until
+N groups have mixed rewards (at most REFILL_ROUNDS rounds), and takes its step on the first N.
+Every step then has N informative groups, where one round gives 2 to 4 of 16 late in training;
+at the same budget of episodes there are fewer, less noisy steps. Does that learn more, or
+carry more to the unseen placements? The log records each update's rounds, episodes and the
+mixed groups found.
+
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
 KL(policy || warm start), averaged over the batch's policy tokens, joins the loss (its gradient
 is that of the KL); each update also logs the k1 and k3 estimates per policy token. Does a
@@ -117,6 +125,7 @@ EVAL_EVERY = 25
 MAX_TURNS = 8
 METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'reinforce', 'ppo')
 PPO = dict(epochs=2, minibatches=2, lam=1.0)   # Chapter 8's ppo_update: 4 clipped steps per batch
+REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
                              # sampled at it, so a gain at one temperature is compared there too
 
@@ -137,6 +146,12 @@ def split_heldout(result, held, placements):
     inside = [gym_v2.task_group(t) in placements for t in held]
     return {name: restrict(result, [i for i, x in enumerate(inside) if x == on_rl])
             for name, on_rl in (('rl_groups', True), ('heldout', False))}
+
+
+def mixed_rewards(group):
+    """Do the group's rewards differ? Only then are its advantages (other than REINFORCE's)
+    not all 0."""
+    return len({e.reward for e in group}) > 1
 
 
 def advantages(rewards, method):
@@ -163,9 +178,9 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
     mean over the batch's policy tokens, joins the loss; k2's gradient is that of
     KL(policy || ref). The stats then also hold the batch's k1 and k3 estimates of that KL
     per policy token."""
-    mixed = sum(len({e.reward for e in g}) > 1 for g in groups)
+    mixed = sum(map(mixed_rewards, groups))
     if method != 'reinforce':
-        groups = [g for g in groups if len({e.reward for e in g}) > 1]
+        groups = [g for g in groups if mixed_rewards(g)]
     if not any(e.reward for g in groups for e in g):    # every advantage would be 0
         return None
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
@@ -260,6 +275,13 @@ def main():
     parser.add_argument('--bonus-at-bug', action='store_true',
                         help='--line-edit-bonus pays only an edit whose old text overlaps '
                              "the bug's")
+    parser.add_argument('--refill', type=int, default=0, metavar='N',
+                        help="DAPO's dynamic sampling: play further rounds of --tasks groups "
+                             f'(at most {REFILL_ROUNDS}) until N groups have mixed rewards, and '
+                             'step on the first N of them (0: one round, its mixed groups)')
+    parser.add_argument('--episode-budget', type=int, default=0, metavar='E',
+                        help='stop after the update in which E episodes have been played, in '
+                             'place of --updates (needed by --refill, whose updates vary in cost)')
     parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
     parser.add_argument('--tag', required=True)
     args = parser.parse_args()
@@ -275,6 +297,12 @@ def main():
         raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
     if args.bonus_at_bug and not args.line_edit_bonus:
         raise SystemExit('--bonus-at-bug says which edits --line-edit-bonus B pays; give B')
+    if args.refill and not args.episode_budget:
+        raise SystemExit('--refill makes an update cost a varying number of episodes: give '
+                         '--episode-budget E, the episodes to spend, in place of --updates')
+    if args.refill and args.method in ('reinforce', 'ppo'):
+        raise SystemExit(f'--refill keeps groups with mixed rewards; {args.method} learns from '
+                         'every group, so there is nothing to refill')
     if args.fresh_padding and not pad:
         raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
                          f'{args.warm} was not (pad_lines 0)')
@@ -339,8 +367,9 @@ def main():
             rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
         print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
         paddings = PaddingPool(unpadded, pad, env, moved_only=args.moved_only)
-        t_rl = time.time()
-        for u in range(1, args.updates + 1):
+
+        def play_round():
+            """One round: args.tasks tasks drawn from rng, args.group episodes each at T=1."""
             if args.train_on == 'mixed':
                 half = args.tasks // 2
                 picked = rng.sample(train, half) + rng.sample(trained_tasks, args.tasks - half)
@@ -350,19 +379,41 @@ def main():
                 picked = [paddings.draw(t, rng.randrange(args.fresh_padding)) for t in picked]
             batch = [t for t in picked for _ in range(args.group)]
             seeds = [rng.randrange(2 ** 31) for _ in batch]
-            eps = arl.rollout_batch(model, rl_env, batch, tok, seeds, temperature=1.0,
-                                    max_turns=MAX_TURNS)
+            return arl.rollout_batch(model, rl_env, batch, tok, seeds, temperature=1.0,
+                                     max_turns=MAX_TURNS)
+
+        t_rl, played_episodes, u = time.time(), 0, 0
+        while (played_episodes < args.episode_budget if args.episode_budget
+               else u < args.updates):
+            u += 1
+            eps = play_round()
             groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
+            rounds = 1
+            if args.refill:             # DAPO's dynamic sampling: only mixed groups, N of them
+                kept = [g for g in groups if mixed_rewards(g)]
+                while len(kept) < args.refill and rounds < REFILL_ROUNDS:
+                    more = play_round()
+                    eps += more
+                    rounds += 1
+                    kept += [g for g in (more[i:i + args.group]
+                                         for i in range(0, len(more), args.group))
+                             if mixed_rewards(g)]
+                found, groups = len(kept), kept[:args.refill]
+            played_episodes += len(eps)
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
                 stats = arl.ppo_update(critic, opt, eps, **ppo)
-                stats['groups'] = sum(len({e.reward for e in g}) > 1 for g in groups)
+                stats['groups'] = sum(map(mixed_rewards, groups))
             else:
                 stats = update(model, opt, groups, args.method, ref=ref,
                                kl_coef=args.kl_coef) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps),
                          solved=sum(map(gym_v2.solved, eps)) / len(eps))
+            if args.refill:
+                stats.update(rounds=rounds, episodes=len(eps), mixed_found=found)
             log.append(stats)
-            if u % EVAL_EVERY == 0 or u == args.updates:
+            last = (played_episodes >= args.episode_budget if args.episode_budget
+                    else u == args.updates)
+            if u % EVAL_EVERY == 0 or last:
                 curve.append((u, mean_expert_prob(model, env, unseen, tok)))
                 if seen_by_rl:
                     rl_curve.append((u, mean_expert_prob(model, env, seen_by_rl, tok)))
@@ -414,9 +465,9 @@ def main():
         'ppo': ppo if critic is not None else None,
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
         'rl_tasks': len(train), 'lr': args.lr,
-        'updates': args.updates,
+        'updates': u, 'refill': args.refill, 'episode_budget': args.episode_budget,
         'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
-        'episodes': args.updates * args.tasks * args.group, 'max_turns': MAX_TURNS,
+        'episodes': played_episodes, 'max_turns': MAX_TURNS,
         'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
         'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
         'heldout_expert_path_curve': curve, 'rl_groups_expert_path_curve': rl_curve,
