@@ -933,3 +933,35 @@ def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_
         control = arl.sharpening_control(fresh["control"], split)[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
+
+
+def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
+    """GYM_V2 Session 20 and Chapter 9.8: RLOO from the weight-4 warm start with DAPO's dynamic
+    sampling (rounds of 16 groups until 8 have mixed rewards, one step on those 8), stopped at
+    RLOO's 19,200 episodes per seed, three seeds, on the same fresh tasks and episodes. Every
+    step holds 8 mixed groups and there are under a third as many steps as RLOO's; it beats the
+    control on RL's placements by more than two standard errors, stays within two of it on the
+    unseen ones, and is within two standard errors of RLOO on both."""
+    tag = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e19200"
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
+    assert fresh["warm"] == rloo["warm"] == "hint_recovery_6000_pad6_copy4"
+    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
+    assert len(fresh["runs"]) == 3
+    for run, baseline in zip(fresh["runs"], rloo["runs"]):
+        record, base = load_lab(f"gym_v2_rl_{run}"), load_lab(f"gym_v2_rl_{baseline}")
+        assert (record["method"], record["train_on"], record["lr"], record["fresh_padding"],
+                record["refill"], record["seed"]) == ("rloo", "mixed", 3e-4, 8, 8, base["seed"])
+        assert 19200 <= record["episodes"] < 19200 + 8 * 64 and base["episodes"] == 19200
+        assert sum(s["episodes"] for s in record["log"]) == record["episodes"]
+        assert all(s["groups"] == 8 and s["mixed_found"] >= 8 for s in record["log"]
+                   if s["rounds"] < 8)
+        steps = sum("grad_norm" in s for s in base["log"])
+        assert 3 * len(record["log"]) < steps
+    for split, learned in (("rl_groups", True), ("heldout", False)):
+        control = arl.sharpening_control(fresh["control"], split)[1]
+        mine = arl.seeds_per_task(fresh, split, "t1")
+        d, se = arl.paired(mine, control)
+        assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
+        d, se = arl.paired(mine, arl.seeds_per_task(rloo, split, "t1"))
+        assert abs(d) < 2 * se, split
