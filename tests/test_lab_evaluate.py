@@ -415,6 +415,40 @@ def test_the_rl_lab_refuses_options_it_cannot_honour(monkeypatch, argv, message)
         gym_v2_rl.main()
 
 
+def test_dynamic_sampling_steps_on_exactly_n_mixed_groups(monkeypatch):
+    """gym_v2_rl --refill N plays rounds of --tasks groups until N have mixed rewards and takes
+    each step on exactly those N groups (every episode of them with a non-zero RLOO advantage);
+    the run stops at the first update after --episode-budget episodes. The evaluation after
+    training is cut off: the loop is what is checked."""
+    import gym_v2_rl
+    steps = []
+
+    def step(model, optimizer, episodes, adv, grad_clip):
+        rewards = [e.reward for e in episodes]
+        steps.append((len(episodes), [len(set(rewards[i:i + 4])) for i in range(0, len(rewards), 4)],
+                      int((adv != 0).sum())))
+        return 0.0, 0.0
+
+    class Evaluated(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Evaluated
+
+    monkeypatch.setattr(gym_v2_rl.arl, 'fast_grpo_step', step)
+    monkeypatch.setattr(gym_v2_rl.ev, 'evaluate', stop)
+    monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', '--warm', 'hint_recovery_6000_pad6_copy4',
+                                      '--train-on', 'mixed', '--tasks', '4', '--refill', '2',
+                                      '--episode-budget', '40', '--fresh-padding', '2',
+                                      '--tag', 'refill_test'])
+    with pytest.raises(Evaluated):
+        gym_v2_rl.main()
+    assert steps, 'no step was taken'
+    for episodes, distinct, nonzero in steps:
+        assert episodes == 8 and distinct == [2, 2] and nonzero == 8
+    assert len(steps) <= 3      # 16 episodes per round: the budget of 40 ends it by update 3
+
+
 def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
     """gym_v2_copying finds the first digit of the expert edit's line number (in the policy's
     tokens, not in an observation that quotes an edit), keeps only the tasks whose padding

@@ -66,8 +66,8 @@ text is paid: a change elsewhere on the line, which the plain bonus also pays, e
 Dynamic sampling (--refill N, with --episode-budget E in place of --updates), as DAPO does
 it (Chapter 9.5): an update plays further rounds of --tasks groups, drawn the same way, until
 N groups have mixed rewards (at most REFILL_ROUNDS rounds), and takes its step on the first N.
-Every step then has N informative groups, where one round gives 2 to 4 of 16 late in training;
-at the same budget of episodes there are fewer, less noisy steps. Does that learn more, or
+Every step then has N informative groups, where a round of 16 held fewer than 3 in the
+weight-4 runs; at the same budget of episodes there are fewer, fuller steps. Does that learn more, or
 carry more to the unseen placements? The log records each update's rounds, episodes and the
 mixed groups found.
 
@@ -146,6 +146,11 @@ def split_heldout(result, held, placements):
     inside = [gym_v2.task_group(t) in placements for t in held]
     return {name: restrict(result, [i for i, x in enumerate(inside) if x == on_rl])
             for name, on_rl in (('rl_groups', True), ('heldout', False))}
+
+
+def as_groups(episodes, size):
+    """A round's episodes, played task by task, cut into its groups of `size`."""
+    return [episodes[i:i + size] for i in range(0, len(episodes), size)]
 
 
 def mixed_rewards(group):
@@ -387,7 +392,7 @@ def main():
                else u < args.updates):
             u += 1
             eps = play_round()
-            groups = [eps[i:i + args.group] for i in range(0, len(eps), args.group)]
+            groups = as_groups(eps, args.group)
             rounds = 1
             if args.refill:             # DAPO's dynamic sampling: only mixed groups, N of them
                 kept = [g for g in groups if mixed_rewards(g)]
@@ -395,9 +400,7 @@ def main():
                     more = play_round()
                     eps += more
                     rounds += 1
-                    kept += [g for g in (more[i:i + args.group]
-                                         for i in range(0, len(more), args.group))
-                             if mixed_rewards(g)]
+                    kept += filter(mixed_rewards, as_groups(more, args.group))
                 found, groups = len(kept), kept[:args.refill]
             played_episodes += len(eps)
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
