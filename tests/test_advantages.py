@@ -994,3 +994,27 @@ def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
         d, se = arl.paired(mine, arl.seeds_per_task(rloo, split, "t1"))
         assert abs(d) < 2 * se, split
+
+
+def test_dynamic_sampling_with_three_times_the_episodes_stays_level_with_the_control():
+    """GYM_V2 Session 20 and Chapter 9.8: the dynamic-sampling arm given three times RLOO's
+    episodes (57,600 per seed), three seeds, on the same fresh tasks and episodes. It still
+    takes fewer steps than RLOO; it beats RLOO on RL's placements and, by more than two standard
+    errors, on the unseen ones, yet stays within two standard errors of the control there."""
+    tag = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e57600"
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
+    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
+    assert len(fresh["runs"]) == 3
+    for run in fresh["runs"]:
+        record = load_lab(f"gym_v2_rl_{run}")
+        assert (record["refill"], record["episode_budget"], record["lr"]) == (8, 57600, 3e-4)
+        assert 57600 <= record["episodes"] < 57600 + 8 * 64 and record["updates"] < 280
+    for split in ("rl_groups", "heldout"):
+        mine = arl.seeds_per_task(fresh, split, "t1")
+        d, se = arl.paired(mine, arl.seeds_per_task(rloo, split, "t1"))
+        assert d > 2 * se, split
+    control = arl.sharpening_control(fresh["control"], "heldout")[1]
+    d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"), control)
+    assert abs(d) < 2 * se
+
