@@ -996,25 +996,30 @@ def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
         assert abs(d) < 2 * se, split
 
 
-def test_dynamic_sampling_with_three_times_the_episodes_stays_level_with_the_control():
-    """GYM_V2 Session 20 and Chapter 9.8: the dynamic-sampling arm given three times RLOO's
-    episodes (57,600 per seed), three seeds, on the same fresh tasks and episodes. It still
-    takes fewer steps than RLOO; it beats RLOO on RL's placements and, by more than two standard
-    errors, on the unseen ones, yet stays within two standard errors of the control there."""
-    tag = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e57600"
-    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
-    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
-    assert len(fresh["runs"]) == 3
-    for run in fresh["runs"]:
-        record = load_lab(f"gym_v2_rl_{run}")
-        assert (record["refill"], record["episode_budget"], record["lr"]) == (8, 57600, 3e-4)
-        assert 57600 <= record["episodes"] < 57600 + 8 * 64 and record["updates"] < 280
+def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
+    """GYM_V2 Session 20 and Chapter 9.8: dynamic sampling (57,600 episodes per seed) and RLOO for
+    900 updates (the same 57,600), three seeds each, on the same fresh tasks and episodes as RLOO's
+    300 updates. Dynamic sampling takes under a third of RLOO's steps; both stay within two
+    standard errors of the control on the unseen placements and of each other on both halves,
+    and dynamic sampling ends above RLOO's 300 updates on the unseen ones by more than two."""
+    fresh = {arm: load_lab(f"gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_{arm}")
+             for arm in ("u300", "u900", "refill8_e57600")}
+    assert all(f["task_ids"] == fresh["u300"]["task_ids"] and f["episode_seed"] ==
+               fresh["u300"]["episode_seed"] and len(f["runs"]) == 3 for f in fresh.values())
+    steps = {}
+    for arm in ("u900", "refill8_e57600"):
+        records = [load_lab(f"gym_v2_rl_{run}") for run in fresh[arm]["runs"]]
+        assert all(57600 <= r["episodes"] < 57600 + 8 * 64 and r["lr"] == 3e-4 for r in records)
+        steps[arm] = [sum("grad_norm" in s for s in r["log"]) for r in records]
+    assert 3 * max(steps["refill8_e57600"]) < min(steps["u900"])
+    per_task = {arm: {split: arl.seeds_per_task(f, split, "t1") for split in ("rl_groups", "heldout")}
+                for arm, f in fresh.items()}
+    for arm in ("u900", "refill8_e57600"):
+        control = arl.sharpening_control(fresh[arm]["control"], "heldout")[1]
+        d, se = arl.paired(per_task[arm]["heldout"], control)
+        assert abs(d) < 2 * se, arm
     for split in ("rl_groups", "heldout"):
-        mine = arl.seeds_per_task(fresh, split, "t1")
-        d, se = arl.paired(mine, arl.seeds_per_task(rloo, split, "t1"))
-        assert d > 2 * se, split
-    control = arl.sharpening_control(fresh["control"], "heldout")[1]
-    d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"), control)
-    assert abs(d) < 2 * se
-
+        d, se = arl.paired(per_task["refill8_e57600"][split], per_task["u900"][split])
+        assert abs(d) < 2 * se, split
+    d, se = arl.paired(per_task["refill8_e57600"]["heldout"], per_task["u300"]["heldout"])
+    assert d > 2 * se
