@@ -1012,8 +1012,8 @@ def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
         assert all(57600 <= r["episodes"] < 57600 + 8 * 64 and r["lr"] == 3e-4 for r in records)
         steps[arm] = [sum("grad_norm" in s for s in r["log"]) for r in records]
     assert 3 * max(steps["refill8_e57600"]) < min(steps["u900"])
-    per_task = {arm: {split: arl.seeds_per_task(f, split, "t1") for split in ("rl_groups", "heldout")}
-                for arm, f in fresh.items()}
+    per_task = {arm: {split: arl.seeds_per_task(f, split, "t1")
+                      for split in ("rl_groups", "heldout")} for arm, f in fresh.items()}
     for arm in ("u900", "refill8_e57600"):
         control = arl.sharpening_control(fresh[arm]["control"], "heldout")[1]
         d, se = arl.paired(per_task[arm]["heldout"], control)

@@ -425,8 +425,8 @@ def test_dynamic_sampling_steps_on_exactly_n_mixed_groups(monkeypatch):
 
     def step(model, optimizer, episodes, adv, grad_clip):
         rewards = [e.reward for e in episodes]
-        steps.append((len(episodes), [len(set(rewards[i:i + 4])) for i in range(0, len(rewards), 4)],
-                      int((adv != 0).sum())))
+        distinct = [len(set(rewards[i:i + 4])) for i in range(0, len(rewards), 4)]
+        steps.append((len(episodes), distinct, int((adv != 0).sum())))
         return 0.0, 0.0
 
     class Evaluated(Exception):

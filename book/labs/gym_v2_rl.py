@@ -67,8 +67,8 @@ Dynamic sampling (--refill N, with --episode-budget E in place of --updates), as
 it (Chapter 9.5): an update plays further rounds of --tasks groups, drawn the same way, until
 N groups have mixed rewards (at most REFILL_ROUNDS rounds), and takes its step on the first N.
 Every step then has N informative groups, where a round of 16 held fewer than 3 in the
-weight-4 runs; at the same budget of episodes there are fewer, fuller steps. Does that learn more, or
-carry more to the unseen placements? The log records each update's rounds, episodes and the
+weight-4 runs; at the same budget of episodes there are fewer, fuller steps. Does that learn
+more, or carry more to the unseen placements? The log records each update's rounds, episodes and the
 mixed groups found.
 
 KL to the warm start (--kl-coef BETA): BETA times Chapter 10's k2 estimate of
@@ -391,16 +391,13 @@ def main():
         while (played_episodes < args.episode_budget if args.episode_budget
                else u < args.updates):
             u += 1
-            eps = play_round()
+            eps, rounds = play_round(), 1
+            while (args.refill and rounds < REFILL_ROUNDS   # DAPO's dynamic sampling
+                   and sum(map(mixed_rewards, as_groups(eps, args.group))) < args.refill):
+                eps, rounds = eps + play_round(), rounds + 1
             groups = as_groups(eps, args.group)
-            rounds = 1
-            if args.refill:             # DAPO's dynamic sampling: only mixed groups, N of them
+            if args.refill:             # the first N mixed groups, in the order played
                 kept = [g for g in groups if mixed_rewards(g)]
-                while len(kept) < args.refill and rounds < REFILL_ROUNDS:
-                    more = play_round()
-                    eps += more
-                    rounds += 1
-                    kept += filter(mixed_rewards, as_groups(more, args.group))
                 found, groups = len(kept), kept[:args.refill]
             played_episodes += len(eps)
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
