@@ -257,6 +257,8 @@ def main():
     parser.add_argument('--recovery-share', type=float, default=RECOVERY_SHARE)
     parser.add_argument('--tag', required=True)
     parser.add_argument('--d-model', type=int, default=MODEL_CONFIG['d_model'])
+    parser.add_argument('--lr', type=float, default=LR,
+                        help=f"peak learning rate of the warm-up and cosine schedule (default {LR})")
     parser.add_argument('--n-eval', type=int, default=N_EVAL)
     parser.add_argument('--save', action='store_true', help='keep the checkpoint in results/')
     parser.add_argument('--pad-lines', type=int, default=0, metavar='K',
@@ -303,6 +305,9 @@ def main():
     if args.load and args.train_seed is not None:
         parser.error('--load evaluates a trained warm start; its seed comes from its record, '
                      'so --train-seed does not apply')
+    if args.load and args.lr != LR:
+        parser.error('--load evaluates a trained warm start; its learning rate comes from its '
+                     'record, so --lr does not apply')
     train_seed = TRAIN_SEED if args.train_seed is None else args.train_seed
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
@@ -344,13 +349,14 @@ def main():
         loss_first, loss_last = loaded['loss_first50'], loaded['loss_last50']
         train_seconds = loaded['train_seconds']     # the model's, so a re-evaluation keeps it
         args.steps, args.recovery_share = loaded['steps'], loaded['recovery_share']
+        args.lr = loaded['lr']
         print(f'loaded the warm start {args.load}', flush=True)
     else:
         config = dict(MODEL_CONFIG, d_model=args.d_model)
         model = arl.TinyAgent(**config)
         handle = report_progress(model, args.steps)
         t0 = time.time()
-        losses = arl.train_next_token(model, examples, steps=args.steps, lr=LR,
+        losses = arl.train_next_token(model, examples, steps=args.steps, lr=args.lr,
                                       batch_size=BATCH_SIZE, seed=train_seed)
         train_seconds = time.time() - t0
         handle.remove()
@@ -388,7 +394,7 @@ def main():
         'torch_version': torch.__version__, 'model_config': config,
         'parameters': sum(p.numel() for p in model.parameters()),
         'task_seed': TASK_SEED, 'train_seed': train_seed, 'eval_seed': EVAL_SEED,
-        'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': LR,
+        'steps': args.steps, 'batch_size': BATCH_SIZE, 'lr': args.lr,
         'recovery_share': args.recovery_share, 'copy_weight': args.copy_weight,
         'part_weights': weights, 'check_share': args.check_share,
         'retry_share': args.retry_share, 'retry_tasks': len(wrong),
