@@ -371,6 +371,7 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     (['--check-share', '0.5'], 'its demonstrations come from its record'),
     (['--retry-share', '0.5'], 'its demonstrations come from its record'),
     (['--mask-retry-mistake'], 'its demonstrations come from its record'),
+    (['--lr', '2.5e-3'], 'its learning rate comes from its record'),
 ])
 def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
                                                                message):
