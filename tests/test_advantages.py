@@ -1023,3 +1023,38 @@ def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
         assert abs(d) < 2 * se, split
     d, se = arl.paired(per_task["refill8_e57600"]["heldout"], per_task["u300"]["heldout"])
     assert d > 2 * se
+
+
+def test_a_policy_four_times_larger_learns_its_placements_and_not_the_unseen():
+    """GYM_V2 Session 21: the weight-4 warm start at d_model 128 (four times the parameters, lr
+    2.5e-3) is level with d_model 64's two seeds at imitation (each at its best temperature,
+    the seeds' per-task rates averaged, held-out within two standard errors); RLOO from it, with
+    the recipe of every arm since Session 13 on the same fresh tasks and episodes, beats its own
+    control on RL's placements by more than two standard errors and stays within two of it on
+    the unseen ones."""
+    wide = load_lab("gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3")
+    narrow = [load_lab(f"gym_v2_hint_recovery_6000_pad6_copy4{s}") for s in ("", "_t1")]
+    assert wide["model_config"]["d_model"] == 128 and wide["lr"] == 2.5e-3
+    assert wide["parameters"] > 3.9 * narrow[0]["parameters"]
+    assert all(r["copy_weight"] == 4 and r["steps"] == 6000 for r in (wide, *narrow))
+
+    def at_best(record):
+        res = record["metrics"]["hint"]["heldout"]
+        return res[res["control_temperature"]]["per_task"]
+
+    averaged = [(a + b) / 2 for a, b in zip(*map(at_best, narrow))]
+    d, se = arl.paired(at_best(wide), averaged)
+    assert abs(d) < 2 * se
+    rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
+    fresh = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300")
+    assert fresh["warm"] == "hint_recovery_6000_pad6_copy4_d128_lr2.5e-3"
+    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
+    assert len(fresh["runs"]) == 3
+    for run in fresh["runs"]:
+        record = load_lab(f"gym_v2_rl_{run}")
+        assert (record["method"], record["train_on"], record["updates"], record["lr"],
+                record["fresh_padding"]) == ("rloo", "mixed", 300, 3e-4, 8), run
+    for split, learned in (("rl_groups", True), ("heldout", False)):
+        control = arl.sharpening_control(fresh["control"], split)[1]
+        d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
+        assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
