@@ -75,29 +75,42 @@ def warm_and_control(sweep: dict) -> tuple[dict, dict]:
     return warm, control
 
 
-def method(stem: str) -> tuple[dict, dict]:
+def method(stem: str, x=None) -> tuple[dict, dict]:
     """One method: its seeds' curves, their mean, its seeds-averaged fresh rates at T=1; and
-    the warm start's evaluation in its fresh file."""
+    the warm start's evaluation in its fresh file.
+
+    ``x(run, updates)`` puts a run's curve on another axis than its updates (Chapter 9.8: the
+    episodes played). The seeds are then paired by position, the k-th evaluation of each, and
+    the mean point is the mean of their x and of their probabilities; without it every seed
+    must be evaluated at the same updates."""
     fresh = json.loads((RESULTS / f"gym_v2_rl_fresh_{stem}.json").read_text())
     runs = [json.loads((RESULTS / f"gym_v2_rl_{tag}.json").read_text()) for tag in fresh["runs"]]
     out = {"seeds": [run["seed"] for run in runs], "curves": {}, "mean": {}, "fresh": {}}
     for split in SPLITS:
-        curves = [run[CURVES[split]] for run in runs]
-        updates = [u for u, _ in curves[0]]
-        if any([u for u, _ in curve] != updates for curve in curves):
+        curves = []
+        for run in runs:
+            updates, probs = zip(*run[CURVES[split]])
+            xs = updates if x is None else x(run, list(updates))
+            curves.append([[u, round(p, 4)] for u, p in zip(xs, probs)])
+        if x is None and any([u for u, _ in c] != [u for u, _ in curves[0]] for c in curves):
             raise ValueError(f"{stem}: the seeds' {split} curves are not on the same updates")
-        out["curves"][split] = [[[u, round(p, 4)] for u, p in curve] for curve in curves]
-        out["mean"][split] = [[u, round(sum(ps) / len(ps), 4)]
-                              for u, *ps in zip(updates, *([p for _, p in c] for c in curves))]
+        if len({len(c) for c in curves}) != 1:
+            raise ValueError(f"{stem}: the seeds' {split} curves have different lengths")
+        out["curves"][split] = curves
+        out["mean"][split] = [[points[0][0] if x is None else
+                               round(sum(u for u, _ in points) / len(points), 4),
+                               round(sum(p for _, p in points) / len(points), 4)]
+                              for points in zip(*curves)]
         out["fresh"][split] = rounded(arl.mean_se(arl.seeds_per_task(fresh, split, "t1")))
     return out, fresh["control"]
 
 
-def compute(methods: tuple) -> dict:
-    """``methods``: (key, fresh stem, colour) per method, the reference (RLOO) first."""
+def compute(methods: tuple, x=None) -> dict:
+    """``methods``: (key, fresh stem, colour) per method, the reference (RLOO) first; ``x``: as
+    in :func:`method`."""
     data, warm_start = {"methods": []}, None
     for key, stem, colour in methods:
-        one, control = method(stem)
+        one, control = method(stem, x)
         if warm_start is None:
             warm_start = control
         elif not arl.same_evaluation(control, warm_start):

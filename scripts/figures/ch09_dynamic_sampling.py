@@ -8,28 +8,28 @@ The arms take different numbers of optimiser steps for the same episodes (dynami
 several rounds of groups per step), so the curves are drawn against the episodes played, read
 from each run's log, not against updates. A refill run stops after its episode budget at an
 update that differs by seed, so a curve's points are paired across seeds by position (the k-th
-evaluation of each seed; the last is each run's end): the mean of their episodes and of their
-expert-path probabilities. The right panel, and the averaging of seeds task by task on fresh
-instances, are ``_new_placements.py``'s.
+evaluation of each seed; the last is each run's end): ``_new_placements.method`` with an x-axis.
+The right panel, and the averaging of seeds task by task on fresh instances, are that module's
+too.
 """
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import matplotlib.pyplot as plt
 
 import _new_placements as shared
-from _common import BLUE, ORANGE, SKY, VERMILION, WIDTH_IN, rounded
-
-import agentrl as arl
+from _common import BLUE, ORANGE, SKY, VERMILION, WIDTH_IN
 
 NAME = "ch09-dynamic-sampling"
 CHAPTER = "09-grpo-family.md"
 STEM = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_"
-# (key, arm, colour): blues for RLOO, oranges for dynamic sampling; darker at 57,600 episodes.
-ARMS = (("rloo", "u300", SKY), ("dynamic", "refill8_e19200", ORANGE),
-        ("rloo900", "u900", BLUE), ("dynamic3x", "refill8_e57600", VERMILION))
+# (key, fresh stem, colour): blues for RLOO, oranges for dynamic sampling; darker at 57,600
+# episodes.
+METHODS = tuple((key, STEM + arm, colour) for key, arm, colour in (
+    ("rloo", "u300", SKY), ("dynamic", "refill8_e19200", ORANGE),
+    ("rloo900", "u900", BLUE), ("dynamic3x", "refill8_e57600", VERMILION)))
 TEXT = shared.text({"en": {"rloo": "RLOO, 300 updates", "dynamic": "dynamic sampling",
                            "rloo900": "RLOO, 900 updates", "dynamic3x": "dynamic, 3x episodes"},
                     "zh": {"rloo": "RLOO，300 次更新", "dynamic": "动态采样",
@@ -51,38 +51,8 @@ def episodes_at(run: dict, updates: list[int]) -> list[int]:
     return [played[u] for u in updates]
 
 
-def arm(stem: str) -> tuple[dict, dict]:
-    """One arm: its seeds' curves against episodes, their mean by position, its fresh rates."""
-    fresh = json.loads((shared.RESULTS / f"gym_v2_rl_fresh_{stem}.json").read_text())
-    runs = [json.loads((shared.RESULTS / f"gym_v2_rl_{tag}.json").read_text())
-            for tag in fresh["runs"]]
-    out = {"seeds": [run["seed"] for run in runs], "curves": {}, "mean": {}, "fresh": {}}
-    for split in shared.SPLITS:
-        curves = []
-        for run in runs:
-            updates, paths = zip(*run[shared.CURVES[split]])
-            thousands = [e / 1000 for e in episodes_at(run, list(updates))]
-            curves.append([[x, round(p, 4)] for x, p in zip(thousands, paths)])
-        if len({len(curve) for curve in curves}) != 1:
-            raise ValueError(f"{stem}: the seeds' {split} curves have different lengths")
-        out["curves"][split] = curves
-        out["mean"][split] = [rounded([sum(c) / len(c) for c in zip(*points)])
-                              for points in zip(*curves)]
-        out["fresh"][split] = rounded(arl.mean_se(arl.seeds_per_task(fresh, split, "t1")))
-    return out, fresh["control"]
-
-
-def compute() -> dict:
-    data, warm_start = {"methods": []}, None
-    for key, suffix, colour in ARMS:
-        one, control = arm(STEM + suffix)
-        if warm_start is None:
-            warm_start = control
-        elif not arl.same_evaluation(control, warm_start):
-            raise ValueError(f"{suffix}: the warm start's evaluation differs from {ARMS[0][1]}'s")
-        data["methods"].append({"key": key, "colour": colour, **one})
-    data["warm"], data["control"] = shared.warm_and_control(warm_start)
-    return data
+compute = partial(shared.compute, METHODS, x=lambda run, updates: [
+    e / 1000 for e in episodes_at(run, updates)])     # thousands of episodes
 
 
 def draw(data: dict, text: dict):
