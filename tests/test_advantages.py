@@ -3,13 +3,14 @@
 These tests import the generated package (``scripts/build_library.py``). Every saved function
 is checked against an independent reference written here: plain loops over groups and time
 steps, exact enumeration of small problems, and parameter updates compared with Chapter 6's
-``reinforce_step``. The lab tests read the committed results under ``book/labs/results`` and
-skip when a file is absent (a lab that has not been run yet).
+``reinforce_step``. The lab tests read the committed records under ``book/labs/results`` through
+the book's reader (``lab_results.load_lab``, that is ``agentrl.load_record``): a missing record
+fails the test that needs it.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import itertools
 import math
 
@@ -273,14 +274,14 @@ def test_collect_groups_matches_collect_episodes():
 
 def test_rloo_lab_schema_and_budget():
     lab = load_lab("rloo_seeds")
-    rec = lab["recipe"]
+    rec = lab.recipe
     assert rec["method"] == "RLOO" and rec["group_size"] == 4 and rec["tasks_per_step"] == 2
     assert rec["steps"] * rec["episodes_per_step"] == 800
     assert rec["aggregation"] == "seq-mean-token-sum"
-    assert [r["seed"] for r in lab["runs"]] == [0, 1, 2]
-    names = [e[0] for e in lab["eval"]["sets"]]
+    assert [r["seed"] for r in lab.results["runs"]] == [0, 1, 2]
+    names = [e[0] for e in rec["eval"]["sets"]]
     assert names == ["rl_t1", "rl_greedy", "heldout_t1"]
-    for run in lab["runs"]:
+    for run in lab.results["runs"]:
         assert run["steps"] == 100 and len(run["curve"]) == 100
         assert run["groups"] == 200 and 0 <= run["constant_groups"] <= 200
         assert 0 <= run["silent_steps"] <= 100
@@ -288,16 +289,16 @@ def test_rloo_lab_schema_and_budget():
             after = run["after"][n]
             assert len(after["per_task"]) == after["tasks"]
             assert after["rate"] == pytest.approx(sum(after["per_task"]) / after["tasks"], abs=1e-6)
-            d = torch.tensor(after["per_task"]) - torch.tensor(lab["before"][n]["per_task"])
+            d = torch.tensor(after["per_task"]) - torch.tensor(lab.results["before"][n]["per_task"])
             assert run["paired_diff"][n]["mean"] == pytest.approx(d.mean().item(), abs=1e-6)
 
 
 def test_rloo_and_reinforce_labs_share_the_evaluation():
     rloo, pg = load_lab("rloo_seeds"), load_lab("reinforce_seeds")
-    assert rloo["rl_tasks"]["ids"] == pg["rl_tasks"]["ids"]
-    assert rloo["eval"] == pg["eval"]
+    assert rloo.recipe["rl_tasks"]["ids"] == pg.recipe["rl_tasks"]["ids"]
+    assert rloo.recipe["eval"] == pg.recipe["eval"]
     for n in ("rl_t1", "rl_greedy", "heldout_t1"):
-        assert rloo["before"][n]["per_task"] == pg["before"][n]["per_task"]
+        assert rloo.results["before"][n]["per_task"] == pg.results["before"][n]["per_task"]
 
 
 def paired(a_run, b_run, name):
@@ -307,11 +308,11 @@ def paired(a_run, b_run, name):
 
 def test_grouped_ablation_schema():
     lab = load_lab("grouped_reinforce_seeds")
-    rec = lab["recipe"]
+    rec = lab.recipe
     assert rec["method"].startswith("REINFORCE on groups")
     assert rec["group_size"] == 4 and rec["tasks_per_step"] == 2
     assert rec["steps"] * rec["episodes_per_step"] == 800
-    assert [r["seed"] for r in lab["runs"]] == [0, 1, 2]
+    assert [r["seed"] for r in lab.results["runs"]] == [0, 1, 2]
 
 
 def test_chapter_claims_about_the_labs():
@@ -319,10 +320,10 @@ def test_chapter_claims_about_the_labs():
     pg, grouped, rloo = (load_lab(n) for n in ("reinforce_seeds", "grouped_reinforce_seeds",
                                                 "rloo_seeds"))
     for lab in (grouped, rloo):
-        assert lab["before"] == pg["before"]
-        assert lab["rl_tasks"]["ids"] == pg["rl_tasks"]["ids"]
-    assert pg["before"]["rl_t1"]["rate"] == pytest.approx(0.177, abs=5e-4)
-    for p, g, r in zip(pg["runs"], grouped["runs"], rloo["runs"]):
+        assert lab.results["before"] == pg.results["before"]
+        assert lab.recipe["rl_tasks"]["ids"] == pg.recipe["rl_tasks"]["ids"]
+    assert pg.results["before"]["rl_t1"]["rate"] == pytest.approx(0.177, abs=5e-4)
+    for p, g, r in zip(pg.results["runs"], grouped.results["runs"], rloo.results["runs"]):
         assert 0.339 - 5e-4 <= p["after"]["rl_t1"]["rate"] <= 0.370 + 5e-4
         assert 0.271 - 5e-4 <= g["after"]["rl_t1"]["rate"] <= 0.318 + 5e-4
         assert 0.161 - 5e-4 <= r["after"]["rl_t1"]["rate"] <= 0.182 + 5e-4
@@ -352,16 +353,22 @@ def test_mean_per_task_averages_runs_task_by_task_and_rejects_ragged_runs():
 
 
 def test_rl_setting_raises_unless_it_rebuilds_the_labs_setting():
-    """Section 7.7's rl_setting checks what it rebuilt against a lab's record: a record that
-    counts one task more, or a model that is not the record's warm start, is refused."""
+    """Section 7.7's rl_setting checks what it rebuilt against a lab's records: a run record that
+    counts one task more, a warm start's record that is not the run's, or a model that is not
+    the record's warm start, is refused."""
     lab = load_lab('gym_v2_rl_hg_rloo_lr3e-4')
-    warm_record = load_lab('gym_v2_hint_recovery_3000')
+    warm_record = lab.linked('warm')
+    assert warm_record.stem == 'gym_v2_hint_recovery_3000'
     stranger = arl.TinyAgent(seed=1).eval()          # not the warm start: other expert paths
     tok = arl.CharTokenizer()
     with arl.SandboxPool(workers=1) as pool:
         env = arl.HintedBugFixEnv(hint=True, cache={}, sandbox=pool.run)
+        with pytest.raises(ValueError, match='not the warm start'):
+            arl.rl_setting(lab, load_lab('gym_v2_hint_recovery_3000_pad2'), stranger, env, tok)
+        one_more = dataclasses.replace(lab, results={**lab.results,
+                                                     'rl_tasks': lab.results['rl_tasks'] + 1})
         with pytest.raises(ValueError, match="not the lab's"):
-            arl.rl_setting(dict(lab, rl_tasks=lab['rl_tasks'] + 1), warm_record, stranger, env, tok)
+            arl.rl_setting(one_more, warm_record, stranger, env, tok)
         with pytest.raises(ValueError, match='expert path'):
             arl.rl_setting(lab, warm_record, stranger, env, tok)
 
@@ -387,15 +394,15 @@ def test_the_300_update_runs_support_section_7_7():
     mixing, not the length, lifts the unseen placements (mixed beats RLOO there by more than
     two standard errors, and RLOO alone falls below the warm start), and mixed stays level with
     the sharpening control, not ahead of it."""
-    rloo, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
-                   for arm in ('rloo', 'mixed_rloo'))
-    warm = rloo['control']
-    assert arl.same_evaluation(mixed['control'], warm)
+    rloo = load_lab('gym_v2_rl_fresh_hg_rloo_lr3e-4_u300')
+    mixed = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
+    warm = rloo.results['control']
+    assert arl.same_evaluation(mixed.results['control'], warm)
     unseen = {name: arl.seeds_per_task(f, 'heldout', 't1') for name, f in
               (('rloo', rloo), ('mixed', mixed))}
     d, se = arl.paired(unseen['mixed'], unseen['rloo'])
     assert d > 2 * se
-    d, se = arl.paired(unseen['rloo'], warm['heldout']['t1']['per_task'])
+    d, se = arl.paired(unseen['rloo'], rloo.control('heldout')['t1']['per_task'])
     assert d < -2 * se
     _, control = arl.sharpening_control(warm, 'heldout')
     d, se = arl.paired(unseen['mixed'], control)
@@ -407,10 +414,10 @@ def test_twice_the_updates_spend_the_mixed_runs_unseen_gain():
     placements than at 300 and give back the unseen ones (both by more than two standard
     errors, the same fresh episodes, seeds averaged), ending level with the warm start at T=1
     there and below the sharpening control."""
-    short, long = (load_lab(f'gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_{budget}')
-                   for budget in ('u300', 'u600'))
-    warm = short['control']
-    assert arl.same_evaluation(long['control'], warm)
+    short = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
+    long = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u600')
+    warm = short.results['control']
+    assert arl.same_evaluation(long.results['control'], warm)
     rl, unseen = (arl.paired(*(arl.seeds_per_task(f, split, 't1') for f in (long, short)))
                   for split in ('rl_groups', 'heldout'))
     assert rl[0] > 2 * rl[1] and unseen[0] < -2 * unseen[1]
@@ -420,9 +427,19 @@ def test_twice_the_updates_spend_the_mixed_runs_unseen_gain():
     assert arl.paired(arl.seeds_per_task(long, 'heldout', 't1'), control)[0] < 0
 
 
+def _seed_rows(record, split):
+    """The rows of an analysis record's result on `split` (gym_v2_failures, gym_v2_checks) that
+    are its RL runs, in the order of recipe['runs']; the other rows are the warm start's ('warm
+    t1', ...). A row is named by its run's tag (the run record's stem without 'gym_v2_rl_')."""
+    rows = [key for key in record.results['result'][split] if not key.startswith('warm ')]
+    tag = lambda name: name.removeprefix('gym_v2_rl_')
+    assert [tag(row) for row in rows] == [tag(run) for run in record.recipe['runs']], record.stem
+    return rows
+
+
 def _first_edit_shares(record, split, policy_tags, classes):
-    """Per task, the share of first edits in `classes`, averaged over `policy_tags`."""
-    result = record['result'][split]
+    """Per task, the share of first edits in `classes`, averaged over the rows `policy_tags`."""
+    result = record.results['result'][split]
     n = len(result[policy_tags[0]]['per_task']['right_fix'])
     return [sum(result[tag]['per_task'][c][i] for tag in policy_tags for c in classes)
             / len(policy_tags) for i in range(n)]
@@ -440,22 +457,23 @@ def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
     mixed = load_lab('gym_v2_failures_hg_mixed_rloo_lr3e-4_u600')
     wrong = ('wrong_change_at_bug', 'wrong_change_elsewhere_on_line')
     for record in (rloo, mixed):
-        fresh = load_lab(f"gym_v2_rl_fresh_{record['fresh']}")
-        assert record['runs'] == fresh['runs']
-        for split, by_policy in record['result'].items():
+        fresh = record.linked('fresh')
+        assert record.recipe['runs'] == fresh.runs
+        for split, by_policy in record.results['result'].items():
+            trained = dict(zip(_seed_rows(record, split), fresh.trained(split)))
             for tag, r in by_policy.items():
-                shares = [sum(r['per_task'][c][i] for c in record['classes'])
+                shares = [sum(r['per_task'][c][i] for c in record.results['classes'])
                           for i in range(len(r['per_task']['right_fix']))]
                 assert all(abs(s - 1) < 1e-9 for s in shares), (split, tag)
                 seen, episodes = (sum(c[k] for c in r['counts'].values())
                                   for k in ('hint_seen', 'episodes'))
                 assert seen >= 0.97 * episodes
-                expected = (fresh['control'][split][tag.split()[1]] if tag.startswith('warm ')
-                            else fresh['trained'][tag][split]['t1'])
+                expected = (fresh.control(split)[tag.split()[1]] if tag.startswith('warm ')
+                            else trained[tag]['t1'])
                 assert abs(r['rate'] - expected['rate']) < 1e-9, (split, tag)
 
     def versus_warm(record, split, classes):
-        mine = _first_edit_shares(record, split, record['runs'], classes)
+        mine = _first_edit_shares(record, split, _seed_rows(record, split), classes)
         return arl.paired(mine, _first_edit_shares(record, split, ['warm t1'], classes))
 
     for record in (rloo, mixed):
@@ -480,15 +498,14 @@ def test_the_stretch_placements_do_not_carry_over():
     (mixed batches, 300 updates, three seeds) lowers both halves against the mixed 300-update
     arm, by more than two standard errors, on the same fresh episodes; the unseen placements end
     level with the warm start at T=1 and below the sharpening control."""
-    stretch, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_rloo_lr3e-4_u300')
-                      for arm in ('mixed_stretch', 'mixed'))
-    warm = mixed['control']
-    assert arl.same_evaluation(stretch['control'], warm)
-    for tag in stretch['runs']:
-        run = load_lab(f'gym_v2_rl_{tag}')
-        assert run['train_on'] == 'mixed' and len(run['stretch_groups_trained']) == 45
-        assert run['updates'] == 300 and run['rl_tasks'] > load_lab(
-            f"gym_v2_rl_{mixed['runs'][0]}")['rl_tasks']
+    stretch = load_lab('gym_v2_rl_fresh_hg_mixed_stretch_rloo_lr3e-4_u300')
+    mixed = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
+    warm = mixed.results['control']
+    assert arl.same_evaluation(stretch.results['control'], warm)
+    mixed_tasks = mixed.linked('runs')[0].results['rl_tasks']
+    for run in stretch.linked('runs'):
+        assert run.recipe['train_on'] == 'mixed' and len(run.results['stretch_groups_trained']) == 45
+        assert run.recipe['updates'] == 300 and run.results['rl_tasks'] > mixed_tasks
     for split in ('rl_groups', 'heldout'):
         d, se = arl.paired(*(arl.seeds_per_task(f, split, 't1') for f in (stretch, mixed)))
         assert d < -2 * se, split
@@ -508,25 +525,25 @@ def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_o
     the warm start at T=1 on every seed (by more than two standard errors, seeds averaged) while
     staying within two of its sharpening control."""
     copying = load_lab('gym_v2_copying_pad2')
-    assert copying['pad_lines'] == 2
-    for split, row in copying['result']['hint_recovery_3000'].items():
+    assert copying.recipe['pad_lines'] == 2
+    result = copying.results['result']
+    for split, row in result['gym_v2_hint_recovery_3000'].items():
         assert row['unpadded'] > 2 * row['hinted'] and row['tasks'] >= 20, split
         assert row['hinted'] == pytest.approx(sum(p for p, _ in row['per_task']) / row['tasks'])
-    for warm in ('hint_recovery_3000_pad2', 'hint_recovery_3000_pad2_d128'):
-        assert load_lab(f'gym_v2_{warm}')['pad_lines'] == 2
-        train = copying['result'][warm]['train']
+    for warm in ('gym_v2_hint_recovery_3000_pad2', 'gym_v2_hint_recovery_3000_pad2_d128'):
+        assert load_lab(warm).recipe['pad_lines'] == 2
+        train = result[warm]['train']
         assert train['hinted'] > train['unpadded'], warm
     fresh = load_lab('gym_v2_rl_fresh_hg_mixed_pad2_rloo_lr3e-4_u300')
-    assert fresh['pad_lines'] == 2 and fresh['warm'] == 'hint_recovery_3000_pad2'
-    rl = [copying['result'][f'rl:{tag}']['heldout']['hinted'] for tag in fresh['runs']]
-    assert sum(rl) / len(rl) <= copying['result']['hint_recovery_3000_pad2']['heldout']['hinted']
-    for tag in fresh['runs']:
-        run = load_lab(f'gym_v2_rl_{tag}')
-        assert run['pad_lines'] == 2 and run['train_on'] == 'mixed' and run['updates'] == 300
-    warm = fresh['control']
-    for tag in fresh['runs']:
-        assert arl.paired(fresh['trained'][tag]['heldout']['t1']['per_task'],
-                          warm['heldout']['t1']['per_task'])[0] > 0
+    assert fresh.recipe['pad_lines'] == 2 and fresh.recipe['warm'] == 'gym_v2_hint_recovery_3000_pad2'
+    rl = [result[run]['heldout']['hinted'] for run in fresh.runs]
+    assert sum(rl) / len(rl) <= result['gym_v2_hint_recovery_3000_pad2']['heldout']['hinted']
+    for run in fresh.linked('runs'):
+        assert (run.recipe['pad_lines'], run.recipe['train_on'], run.recipe['updates']) == (
+            2, 'mixed', 300)
+    warm = fresh.results['control']
+    for trained in fresh.trained('heldout'):
+        assert arl.paired(trained['t1']['per_task'], warm['heldout']['t1']['per_task'])[0] > 0
     mine = arl.seeds_per_task(fresh, 'heldout', 't1')
     d, se = arl.paired(mine, warm['heldout']['t1']['per_task'])
     assert d > 2 * se
@@ -543,18 +560,19 @@ def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_i
     sharpening control on fresh instances of RL's placements by more than two standard errors,
     and stays within two of it on the unseen placements."""
     copying = load_lab('gym_v2_copying_pad6')
-    assert copying['pad_lines'] == 6
-    longer = copying['result']['hint_recovery_6000_pad6']
-    shorter = copying['result']['hint_recovery_3000_pad6']
+    assert copying.recipe['pad_lines'] == 6
+    result = copying.results['result']
+    longer = result['gym_v2_hint_recovery_6000_pad6']
+    shorter = result['gym_v2_hint_recovery_3000_pad6']
     for split, row in longer.items():
         assert row['hinted'] > row['unpadded'] and row['hinted'] > shorter[split]['hinted'], split
     fresh = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_rloo_lr3e-4_u300')
-    assert fresh['pad_lines'] == 6 and fresh['warm'] == 'hint_recovery_6000_pad6'
+    assert fresh.recipe['pad_lines'] == 6 and fresh.recipe['warm'] == 'gym_v2_hint_recovery_6000_pad6'
     for split in ('heldout', 'train'):
-        rl = [copying['result'][f'rl:{tag}'][split]['hinted'] for tag in fresh['runs']]
+        rl = [result[run][split]['hinted'] for run in fresh.runs]
         assert sum(rl) / len(rl) < longer[split]['hinted'], split
     for half, beats in (('rl_groups', True), ('heldout', False)):
-        _, control = arl.sharpening_control(fresh['control'], half)
+        _, control = arl.sharpening_control(fresh.results['control'], half)
         d, se = arl.paired(arl.seeds_per_task(fresh, half, 't1'), control)
         assert (d > 2 * se) if beats else (abs(d) < 2 * se), half
 
@@ -566,35 +584,35 @@ def test_a_fresh_padding_per_group_helps_a_little_and_paying_only_the_copy_does_
     within two of the sharpening control; with the bug line moved on every draw (--moved-only)
     the hinted digit rises on held-out tasks, where the other arms lower it, and both halves fall
     below the fresh-padding arm by more than two standard errors."""
-    def arm(name):
-        return load_lab(f'gym_v2_rl_fresh_hg_mixed_pad6_{name}rloo_lr3e-4_u300')
-
-    one, fresh, moved = arm(''), arm('fresh8_'), arm('moved8_')
+    one = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_rloo_lr3e-4_u300')
+    fresh = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
+    moved = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_moved8_rloo_lr3e-4_u300')
     for lab, moved_only in ((fresh, False), (moved, True)):
-        assert arl.same_evaluation(lab['control'], one['control'])
-        for tag in lab['runs']:
-            run = load_lab(f'gym_v2_rl_{tag}')
-            assert run['fresh_padding'] == 8 and run.get('moved_only', False) == moved_only
-            assert run['pad_lines'] == 6 and run['updates'] == 300 and run['paddings_made'] > 0
+        assert arl.same_evaluation(lab.results['control'], one.results['control'])
+        for run in lab.linked('runs'):
+            assert run.recipe['fresh_padding'] == 8
+            assert run.recipe.get('moved_only', False) == moved_only
+            assert run.recipe['pad_lines'] == 6 and run.recipe['updates'] == 300
+            assert run.results['paddings_made'] > 0
 
     def unseen(lab):
         return arl.seeds_per_task(lab, 'heldout', 't1')
 
     d, se = arl.paired(unseen(fresh), unseen(one))
     assert d > 2 * se
-    warm = fresh['control']['heldout']['t1']['per_task']
-    assert all(arl.paired(fresh['trained'][tag]['heldout']['t1']['per_task'], warm)[0] > 0
-               for tag in fresh['runs'])
-    _, control = arl.sharpening_control(fresh['control'], 'heldout')
+    warm = fresh.control('heldout')['t1']['per_task']
+    assert all(arl.paired(trained['t1']['per_task'], warm)[0] > 0
+               for trained in fresh.trained('heldout'))
+    _, control = arl.sharpening_control(fresh.results['control'], 'heldout')
     d, se = arl.paired(unseen(fresh), control)
     assert abs(d) < 2 * se
-    copying = load_lab('gym_v2_copying_pad6')['result']
+    copying = load_lab('gym_v2_copying_pad6').results['result']
 
     def hinted(lab):
-        rows = [copying[f'rl:{tag}']['heldout']['hinted'] for tag in lab['runs']]
+        rows = [copying[run]['heldout']['hinted'] for run in lab.runs]
         return sum(rows) / len(rows)
 
-    start = copying['hint_recovery_6000_pad6']['heldout']['hinted']
+    start = copying['gym_v2_hint_recovery_6000_pad6']['heldout']['hinted']
     assert hinted(moved) > start > max(hinted(one), hinted(fresh))
     for half in ('rl_groups', 'heldout'):
         d, se = arl.paired(*(arl.seeds_per_task(lab, half, 't1') for lab in (moved, fresh)))
@@ -607,9 +625,9 @@ def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
     warm start is least sure of the `<old>` text on every split; the mixed 600-update RL arm
     does not beat the warm start's exact path at its best temperature on unseen placements by
     two standard errors (7.7)."""
-    parts = load_lab('gym_v2_edit_parts_unpadded')['result']
-    warm = parts['hint_recovery_3000']
-    recorded = load_lab('gym_v2_hint_recovery_3000')['metrics']['hint']['heldout']['expert_path']
+    parts = load_lab('gym_v2_edit_parts_unpadded').results['result']
+    warm = parts['gym_v2_hint_recovery_3000']
+    recorded = load_lab('gym_v2_hint_recovery_3000').metrics['hint']['heldout']['expert_path']
 
     def paths(row):
         return [math.exp(sum(task.values())) for task in row['per_task']]
@@ -619,8 +637,10 @@ def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
     for split, row in warm['t1'].items():
         assert row['old'] < min(row['line'], row['new']), split
     best = max(warm, key=lambda t: warm[t]['heldout']['expert_path'])
-    mixed = arl.mean_per_task([paths(parts[f'rl:hg_mixed_rloo_lr3e-4_u600{s}']['t1']['heldout'])
-                               for s in ('', '_s1', '_s2')])
+    mixed = arl.mean_per_task([paths(parts[run]['t1']['heldout'])
+                               for run in ('gym_v2_rl_hg_mixed_rloo_lr3e-4_u600',
+                                           'gym_v2_rl_hg_mixed_rloo_lr3e-4_u600_s1',
+                                           'gym_v2_rl_hg_mixed_rloo_lr3e-4_u600_s2')])
     d, se = arl.paired(mixed, paths(warm[best]['heldout']))
     assert abs(d) < 2 * se
 
@@ -632,26 +652,28 @@ def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
     beats the recipe's warm start at its best by more than two standard errors on held-out and
     stretch tasks, paired by task; weight 10 copies the digit as well and solves fewer held-out
     tasks at T=1 than weight 4, its fix part lower on the unseen placements."""
-    tags = {w: f'hint_recovery_6000_pad6{f"_copy{w}" if w > 1 else ""}' for w in (1, 4, 10)}
-    records = {w: load_lab(f'gym_v2_{tag}') for w, tag in tags.items()}
+    tags = {1: 'gym_v2_hint_recovery_6000_pad6', 4: 'gym_v2_hint_recovery_6000_pad6_copy4',
+            10: 'gym_v2_hint_recovery_6000_pad6_copy10'}
+    records = {w: load_lab(stem) for w, stem in tags.items()}
     for w, record in records.items():
-        assert record.get('copy_weight', 1) == w and record['steps'] == 6000
-        assert record['pad_lines'] == 6 and record['eval_task_ids'] == records[1]['eval_task_ids']
-    copying = load_lab('gym_v2_copying_pad6_copy')['result']
+        assert record.recipe.get('copy_weight', 1) == w and record.recipe['steps'] == 6000
+        assert record.recipe['pad_lines'] == 6
+        assert record.results['eval_task_ids'] == records[1].results['eval_task_ids']
+    copying = load_lab('gym_v2_copying_pad6_copy').results['result']
     for split in ('heldout', 'stretch', 'rename', 'train'):
         assert copying[tags[1]][split]['hinted'] < 0.5
         assert min(copying[tags[w]][split]['hinted'] for w in (4, 10)) > 0.9, split
 
     def at_best(w, split):
-        res = records[w]['metrics']['hint'][split]
+        res = records[w].metrics['hint'][split]
         return res[res['control_temperature']]['per_task']
 
     for split in ('heldout', 'stretch'):
         d, se = arl.paired(at_best(4, split), at_best(1, split))
         assert d > 2 * se, split
-    held = {w: records[w]['metrics']['hint']['heldout']['t1']['rate'] for w in records}
+    held = {w: records[w].metrics['hint']['heldout']['t1']['rate'] for w in records}
     assert held[4] > held[10] > held[1]
-    parts = load_lab('gym_v2_edit_parts_pad6_copy')['result']
+    parts = load_lab('gym_v2_edit_parts_pad6_copy').results['result']
     assert parts[tags[10]]['t1']['heldout']['new'] < parts[tags[4]]['t1']['heldout']['new']
 
 
@@ -662,20 +684,21 @@ def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_
     placements by two standard errors and is within two of it on the unseen ones, where its
     gain over RL from the recipe's warm start is the warm start's."""
     copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
-    recipe = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
-    assert copy4['warm'] == 'hint_recovery_6000_pad6_copy4' and len(copy4['runs']) == 3
-    assert copy4['task_ids'] == recipe['task_ids'] and copy4['episode_seed'] == recipe['episode_seed']
+    from_recipe = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
+    assert copy4.recipe['warm'] == 'gym_v2_hint_recovery_6000_pad6_copy4' and len(copy4.runs) == 3
+    assert copy4.results['task_ids'] == from_recipe.results['task_ids']
+    assert copy4.recipe['episode_seed'] == from_recipe.recipe['episode_seed']
     for half in ('rl_groups', 'heldout'):
-        d, se = arl.paired(arl.sharpening_control(copy4['control'], half)[1],
-                           arl.sharpening_control(recipe['control'], half)[1])
+        d, se = arl.paired(arl.sharpening_control(copy4.results['control'], half)[1],
+                           arl.sharpening_control(from_recipe.results['control'], half)[1])
         assert d > 2 * se, half
-    control = arl.sharpening_control(copy4['control'], 'rl_groups')[1]
+    control = arl.sharpening_control(copy4.results['control'], 'rl_groups')[1]
     d, se = arl.paired(arl.seeds_per_task(copy4, 'rl_groups', 't1'), control)
     assert d > 2 * se
-    control = arl.sharpening_control(copy4['control'], 'heldout')[1]
+    control = arl.sharpening_control(copy4.results['control'], 'heldout')[1]
     d, se = arl.paired(arl.seeds_per_task(copy4, 'heldout', 't1'), control)
     assert abs(d) < 2 * se
-    d, se = arl.paired(*(arl.seeds_per_task(lab, 'heldout', 't1') for lab in (copy4, recipe)))
+    d, se = arl.paired(*(arl.seeds_per_task(lab, 'heldout', 't1') for lab in (copy4, from_recipe)))
     assert d > 2 * se
 
 
@@ -685,17 +708,17 @@ def test_weighting_the_fix_as_well_undoes_the_copy_of_the_line():
     text than weight 4; weighting the fix's `|new` text 4 as well drops the hinted digit under
     0.5 on every split, back to the recipe's level. (Seed 0 only: a second seed of both says the
     drop is the seed's; see test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds.)"""
-    tags = {'4/10/1': 'hint_recovery_6000_pad6_line4_old10',
-            '4/10/4': 'hint_recovery_6000_pad6_line4_old10_new4'}
-    assert load_lab(f'gym_v2_{tags["4/10/1"]}')['part_weights'] == {'line': 4, 'old': 10, 'new': 1}
-    assert load_lab(f'gym_v2_{tags["4/10/4"]}')['part_weights'] == {'line': 4, 'old': 10, 'new': 4}
-    copying = load_lab('gym_v2_copying_pad6_copy')['result']
+    tags = {'4/10/1': 'gym_v2_hint_recovery_6000_pad6_line4_old10',
+            '4/10/4': 'gym_v2_hint_recovery_6000_pad6_line4_old10_new4'}
+    assert load_lab(tags['4/10/1']).recipe['part_weights'] == {'line': 4, 'old': 10, 'new': 1}
+    assert load_lab(tags['4/10/4']).recipe['part_weights'] == {'line': 4, 'old': 10, 'new': 4}
+    copying = load_lab('gym_v2_copying_pad6_copy').results['result']
     for split in ('heldout', 'stretch', 'rename', 'train'):
         assert copying[tags['4/10/1']][split]['hinted'] > 0.9, split
         assert copying[tags['4/10/4']][split]['hinted'] < 0.5, split
-    parts = load_lab('gym_v2_edit_parts_pad6_copy')['result']
-    unseen = {w: parts[tag]['t1']['heldout'] for w, tag in
-              {**tags, '4/4/1': 'hint_recovery_6000_pad6_copy4'}.items()}
+    parts = load_lab('gym_v2_edit_parts_pad6_copy').results['result']
+    unseen = {w: parts[stem]['t1']['heldout'] for w, stem in
+              {**tags, '4/4/1': 'gym_v2_hint_recovery_6000_pad6_copy4'}.items()}
     assert unseen['4/10/1']['old'] > unseen['4/4/1']['old'] + 0.1
 
 
@@ -705,10 +728,10 @@ def test_rl_from_the_old_text_weighted_warm_start_stays_level_on_unseen_placemen
     within two of it on the unseen ones, and ends below RL from weight 4 on RL's placements."""
     l4o10 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_l4o10_fresh8_rloo_lr3e-4_u300')
     copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
-    assert l4o10['warm'] == 'hint_recovery_6000_pad6_line4_old10' and len(l4o10['runs']) == 3
-    assert l4o10['task_ids'] == copy4['task_ids']
+    assert l4o10.recipe['warm'] == 'gym_v2_hint_recovery_6000_pad6_line4_old10'
+    assert len(l4o10.runs) == 3 and l4o10.results['task_ids'] == copy4.results['task_ids']
     for half, beats in (('rl_groups', True), ('heldout', False)):
-        control = arl.sharpening_control(l4o10['control'], half)[1]
+        control = arl.sharpening_control(l4o10.results['control'], half)[1]
         d, se = arl.paired(arl.seeds_per_task(l4o10, half, 't1'), control)
         assert (d > 2 * se) if beats else (abs(d) < 2 * se), half
     d, se = arl.paired(*(arl.seeds_per_task(lab, 'rl_groups', 't1') for lab in (l4o10, copy4)))
@@ -722,32 +745,35 @@ def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones
     unseen ones by under two, and within two of RLOO without them on both halves."""
     stretch = load_lab("gym_v2_rl_fresh_hg_mixed_stretch_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    assert stretch["warm"] == "hint_recovery_6000_pad6_copy4" and len(stretch["runs"]) == 3
-    assert stretch["task_ids"] == rloo["task_ids"]
-    assert arl.same_evaluation(stretch["control"], rloo["control"])
-    for tag in stretch["runs"]:
-        run = load_lab(f"gym_v2_rl_{tag}")
-        assert run["train_on"] == "mixed" and run["method"] == "rloo", tag
-        assert len(run["stretch_groups_trained"]) == 45 and run["rl_tasks"] == 833, tag
+    assert stretch.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(stretch.runs) == 3
+    assert stretch.results["task_ids"] == rloo.results["task_ids"]
+    assert arl.same_evaluation(stretch.results["control"], rloo.results["control"])
+    for run in stretch.linked("runs"):
+        assert run.recipe["train_on"] == "mixed" and run.recipe["method"] == "rloo", run.stem
+        assert len(run.results["stretch_groups_trained"]) == 45, run.stem
+        assert run.results["rl_tasks"] == 833, run.stem
     for half, beats in (("rl_groups", True), ("heldout", False)):
         mine = arl.seeds_per_task(stretch, half, "t1")
-        d, se = arl.paired(mine, arl.sharpening_control(stretch["control"], half)[1])
+        d, se = arl.paired(mine, arl.sharpening_control(stretch.results["control"], half)[1])
         assert (d > 2 * se) if beats else (-2 * se < d < 0), half
         d, se = arl.paired(mine, arl.seeds_per_task(rloo, half, "t1"))
         assert abs(d) < 2 * se, half
 
 
-BONUS_ARMS = {  # GYM_V2 Session 17: tag -> (line_edit_bonus, bonus_at_bug)
-    'hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300': (0.2, False),
-    'hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300': (0.5, False),
-    'hg_mixed_pad6_copy4_fresh8_rloo_bonus1.0_lr3e-4_u300': (1.0, False),
-    'hg_mixed_pad6_copy4_fresh8_rloo_bonusatbug0.5_lr3e-4_u300': (0.5, True),
+BONUS_ARMS = {  # GYM_V2 Session 17: (line_edit_bonus, bonus_at_bug) -> (fresh, failures) records
+    (0.2, False): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300",
+                   "gym_v2_failures_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300"),
+    (0.5, False): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300",
+                   "gym_v2_failures_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300"),
+    (1.0, False): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonus1.0_lr3e-4_u300",
+                   "gym_v2_failures_hg_mixed_pad6_copy4_fresh8_rloo_bonus1.0_lr3e-4_u300"),
+    (0.5, True): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonusatbug0.5_lr3e-4_u300",
+                  "gym_v2_failures_hg_mixed_pad6_copy4_fresh8_rloo_bonusatbug0.5_lr3e-4_u300"),
 }
 
 
 def _unseen_applies(fresh):
-    runs = fresh["runs"]
-    return sum(fresh["trained"][r]["heldout"]["t1"]["first_edit_applies"] for r in runs) / len(runs)
+    return sum(t["t1"]["first_edit_applies"] for t in fresh.trained("heldout")) / len(fresh.runs)
 
 
 def test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_transfer():
@@ -759,23 +785,22 @@ def test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_transfer():
     RLOO's, and paying only the bug's text raises them less."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     applies = {}
-    for tag, (bonus, at_bug) in BONUS_ARMS.items():
-        fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
-        assert fresh["warm"] == "hint_recovery_6000_pad6_copy4" and len(fresh["runs"]) == 3
-        assert fresh["task_ids"] == rloo["task_ids"]
-        assert arl.same_evaluation(fresh["control"], rloo["control"])
-        for run in fresh["runs"]:
-            record = load_lab(f"gym_v2_rl_{run}")
-            assert record["method"] == "rloo" and record["train_on"] == "mixed", run
-            paid_where = record.get("bonus_at_bug", False)     # 0.2 and 0.5 predate the option
-            assert (record["line_edit_bonus"], paid_where) == (bonus, at_bug), run
+    for (bonus, at_bug), (stem, _) in BONUS_ARMS.items():
+        fresh = load_lab(stem)
+        assert fresh.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(fresh.runs) == 3
+        assert fresh.results["task_ids"] == rloo.results["task_ids"]
+        assert arl.same_evaluation(fresh.results["control"], rloo.results["control"])
+        for record in fresh.linked("runs"):
+            assert record.recipe["method"] == "rloo" and record.recipe["train_on"] == "mixed", record.stem
+            paid_where = record.recipe.get("bonus_at_bug", False)   # 0.2 and 0.5 predate the option
+            assert (record.recipe["line_edit_bonus"], paid_where) == (bonus, at_bug), record.stem
         for half, beats in (("rl_groups", True), ("heldout", False)):
             mine = arl.seeds_per_task(fresh, half, "t1")
-            d, se = arl.paired(mine, arl.sharpening_control(fresh["control"], half)[1])
-            assert (d > 2 * se) if beats else abs(d) < 2 * se, (tag, half)
+            d, se = arl.paired(mine, arl.sharpening_control(fresh.results["control"], half)[1])
+            assert (d > 2 * se) if beats else abs(d) < 2 * se, (stem, half)
         d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"),
                            arl.seeds_per_task(rloo, "heldout", "t1"))
-        assert abs(d) < 2 * se, tag
+        assert abs(d) < 2 * se, stem
         applies[bonus, at_bug] = _unseen_applies(fresh)
     assert all(applies[b, False] > _unseen_applies(rloo) + 0.05 for b in (0.2, 0.5, 1.0))
     assert applies[0.5, True] < applies[0.5, False] - 0.05
@@ -787,32 +812,32 @@ def test_the_bonus_moves_the_first_edits_it_pays_for():
     standard errors against the warm start, while the right fix stays within two; the plain
     bonus of 0.5 raises the changes elsewhere on the line (which it pays) more than the bonus
     paid only at the bug's text does, paired by task."""
-    records = {tag: load_lab(f"gym_v2_failures_{tag}") for tag in BONUS_ARMS}
+    records = {arm: load_lab(failures) for arm, (_, failures) in BONUS_ARMS.items()}
     wrong = ("wrong_change_at_bug", "wrong_change_elsewhere_on_line")
-    for tag, record in records.items():
-        assert record["fresh"] == tag and len(record["runs"]) == 3
+    for arm, record in records.items():
+        assert record.recipe["fresh"] == BONUS_ARMS[arm][0] and len(record.recipe["runs"]) == 3
 
         def versus_warm(classes):
-            mine = _first_edit_shares(record, "heldout", record["runs"], classes)
+            mine = _first_edit_shares(record, "heldout", _seed_rows(record, "heldout"), classes)
             return arl.paired(mine, _first_edit_shares(record, "heldout", ["warm t1"], classes))
 
         d, se = versus_warm(("not_applied",))
-        assert d < -2 * se, tag
+        assert d < -2 * se, record.stem
         d, se = versus_warm(wrong)
-        assert d > 2 * se, tag
+        assert d > 2 * se, record.stem
         d, se = versus_warm(("right_fix",))
-        assert abs(d) < 2 * se, tag
-    plain, at_bug = (records[f"hg_mixed_pad6_copy4_fresh8_rloo_bonus{b}_lr3e-4_u300"]
-                     for b in ("0.5", "atbug0.5"))
+        assert abs(d) < 2 * se, record.stem
+    plain, at_bug = records[0.5, False], records[0.5, True]
+    elsewhere = ("wrong_change_elsewhere_on_line",)
     d, se = arl.paired(
-        _first_edit_shares(plain, "heldout", plain["runs"], ("wrong_change_elsewhere_on_line",)),
-        _first_edit_shares(at_bug, "heldout", at_bug["runs"], ("wrong_change_elsewhere_on_line",)))
+        _first_edit_shares(plain, "heldout", _seed_rows(plain, "heldout"), elsewhere),
+        _first_edit_shares(at_bug, "heldout", _seed_rows(at_bug, "heldout"), elsewhere))
     assert d > 2 * se
 
 
-CHECK_ARMS = {  # GYM_V2 Session 18: tag -> the warm start's share of checked demonstrations
-    "hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300": 0.25,
-    "hg_mixed_pad6_copy4_check5_fresh8_rloo_lr3e-4_u300": 0.5,
+CHECK_ARMS = {  # GYM_V2 Session 18: checks record -> the warm start's share of checked demonstrations
+    "gym_v2_checks_hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300": 0.25,
+    "gym_v2_checks_hg_mixed_pad6_copy4_check5_fresh8_rloo_lr3e-4_u300": 0.5,
 }
 
 
@@ -824,26 +849,27 @@ def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not
     behaviour learned on other placements; yet the retries almost never solve (under 2% of the
     episodes) and the solve rate stays within two standard errors of the warm start's control."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    for tag, share in CHECK_ARMS.items():
-        fresh, checks = load_lab(f"gym_v2_rl_fresh_{tag}"), load_lab(f"gym_v2_checks_{tag}")
-        warm = load_lab(f"gym_v2_{fresh['warm']}")
-        assert warm["check_share"] == share and warm["part_weights"] == {
+    for stem, share in CHECK_ARMS.items():
+        checks = load_lab(stem)
+        fresh, warm = checks.linked("fresh"), checks.linked("warm")
+        assert fresh.recipe["warm"] == warm.stem
+        assert warm.recipe["check_share"] == share and warm.recipe["part_weights"] == {
             "line": 4, "old": 4, "new": 1}
-        assert fresh["task_ids"] == rloo["task_ids"] and len(fresh["runs"]) == 3
-        assert fresh["episode_seed"] == rloo["episode_seed"] and checks["runs"] == fresh["runs"]
-        for run in fresh["runs"]:
-            record = load_lab(f"gym_v2_rl_{run}")
-            assert (record["method"], record["train_on"], record["updates"]) == (
-                "rloo", "mixed", 300), run
+        assert fresh.results["task_ids"] == rloo.results["task_ids"] and len(fresh.runs) == 3
+        assert fresh.recipe["episode_seed"] == rloo.recipe["episode_seed"]
+        assert checks.recipe["runs"] == fresh.runs
+        for record in fresh.linked("runs"):
+            assert (record.recipe["method"], record.recipe["train_on"], record.recipe["updates"]) == (
+                "rloo", "mixed", 300), record.stem
         for kind in ("checked", "retried"):
-            d, se = checks["versus"]["heldout"][kind]
-            assert d > 2 * se, (tag, kind)
-        for run in fresh["runs"]:
-            solved_after_retry = checks["result"]["heldout"][run]["per_task"]["solved_after_retry"]
-            assert sum(solved_after_retry) / len(solved_after_retry) < 0.02, run
-        control = arl.sharpening_control(fresh["control"], "heldout")[1]
+            d, se = checks.results["versus"]["heldout"][kind]
+            assert d > 2 * se, (stem, kind)
+        for row in _seed_rows(checks, "heldout"):
+            solved_after_retry = checks.results["result"]["heldout"][row]["per_task"]["solved_after_retry"]
+            assert sum(solved_after_retry) / len(solved_after_retry) < 0.02, row
+        control = arl.sharpening_control(fresh.results["control"], "heldout")[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, "heldout", "t1"), control)
-        assert abs(d) < 2 * se, tag
+        assert abs(d) < 2 * se, stem
 
 
 def test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds():
@@ -851,15 +877,17 @@ def test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds():
     hinted digit far less than its seed-0 twin (by more than 0.3 on every split) and less than
     the line 4 / old 10 / new 4 warm start of the same seed, the opposite of seed 0's order:
     Session 14's drop belongs to the seed, not to weighting the fix."""
-    tags = {(seed, fix): f"hint_recovery_6000_pad6_line4_old10{'_new4' if fix else ''}"
-                         f"{'_t1' if seed else ''}" for seed in (0, 1) for fix in (False, True)}
-    for (seed, fix), tag in tags.items():
-        record = load_lab(f"gym_v2_{tag}")
-        assert record.get("train_seed", 0) == seed, tag
-        assert record["part_weights"] == {"line": 4, "old": 10, "new": 4 if fix else 1}, tag
-    copying = load_lab("gym_v2_copying_pad6_copy_train_seed")["result"]
+    tags = {(0, False): "gym_v2_hint_recovery_6000_pad6_line4_old10",
+            (0, True): "gym_v2_hint_recovery_6000_pad6_line4_old10_new4",
+            (1, False): "gym_v2_hint_recovery_6000_pad6_line4_old10_t1",
+            (1, True): "gym_v2_hint_recovery_6000_pad6_line4_old10_new4_t1"}
+    for (seed, fix), stem in tags.items():
+        record = load_lab(stem)
+        assert record.recipe.get("train_seed", 0) == seed, stem
+        assert record.recipe["part_weights"] == {"line": 4, "old": 10, "new": 4 if fix else 1}, stem
+    copying = load_lab("gym_v2_copying_pad6_copy_train_seed").results["result"]
     for split in ("heldout", "stretch", "rename", "train"):
-        hinted = {key: copying[tag][split]["hinted"] for key, tag in tags.items()}
+        hinted = {key: copying[stem][split]["hinted"] for key, stem in tags.items()}
         assert hinted[1, False] < hinted[0, False] - 0.3, split
         assert hinted[1, False] < hinted[1, True] and hinted[0, True] < hinted[0, False], split
 
@@ -869,16 +897,17 @@ def test_the_weight_4_warm_start_copies_less_under_a_second_seed():
     again with --train-seed 1 (all else the same), copies the hinted digit less on every split
     (0.52 against 0.94 on held-out tasks), solves fewer held-out tasks at T=1 and puts fewer
     first edits on the bug's line: seed 0's copy was a good draw, not the recipe's."""
-    tags = {0: "hint_recovery_6000_pad6_copy4", 1: "hint_recovery_6000_pad6_copy4_t1"}
-    records = {seed: load_lab(f"gym_v2_{tag}") for seed, tag in tags.items()}
+    tags = {0: "gym_v2_hint_recovery_6000_pad6_copy4", 1: "gym_v2_hint_recovery_6000_pad6_copy4_t1"}
+    records = {seed: load_lab(stem) for seed, stem in tags.items()}
     for seed, record in records.items():
-        assert record.get("train_seed", 0) == seed and record["copy_weight"] == 4
-        assert (record["steps"], record["pad_lines"], record["hint_share"]) == (6000, 6, 1.0)
-    copying = load_lab("gym_v2_copying_pad6_copy_train_seed")["result"]
+        assert record.recipe.get("train_seed", 0) == seed and record.recipe["copy_weight"] == 4
+        assert (record.recipe["steps"], record.recipe["pad_lines"], record.recipe["hint_share"]) == (
+            6000, 6, 1.0)
+    copying = load_lab("gym_v2_copying_pad6_copy_train_seed").results["result"]
     for split in ("heldout", "stretch", "rename", "train"):
         assert copying[tags[1]][split]["hinted"] < copying[tags[0]][split]["hinted"] - 0.1, split
     assert copying[tags[1]]["heldout"]["hinted"] < copying[tags[0]]["heldout"]["hinted"] - 0.4
-    heldout = {seed: r["metrics"]["hint"]["heldout"] for seed, r in records.items()}
+    heldout = {seed: r.metrics["hint"]["heldout"] for seed, r in records.items()}
     assert heldout[1]["t1"]["rate"] < heldout[0]["t1"]["rate"] - 0.1
     assert heldout[1]["t1"]["first_edit_on_bug_line"] < heldout[0]["t1"]["first_edit_on_bug_line"] - 0.3
 
@@ -889,20 +918,24 @@ def test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged():
     better than under seed 0 and weight 4 barely better again; with each task's rate at its best
     temperature averaged over the two seeds, weight 4 still beats weight 1 on the held-out tasks
     and the stretch functions by more than two standard errors, paired by task."""
-    tags = {("1", 0): "hint_recovery_6000_pad6", ("1", 1): "hint_recovery_6000_pad6_t1",
-            ("4", 0): "hint_recovery_6000_pad6_copy4", ("4", 1): "hint_recovery_6000_pad6_copy4_t1"}
-    records = {key: load_lab(f"gym_v2_{tag}") for key, tag in tags.items()}
+    tags = {("1", 0): "gym_v2_hint_recovery_6000_pad6",
+            ("1", 1): "gym_v2_hint_recovery_6000_pad6_t1",
+            ("4", 0): "gym_v2_hint_recovery_6000_pad6_copy4",
+            ("4", 1): "gym_v2_hint_recovery_6000_pad6_copy4_t1"}
+    records = {key: load_lab(stem) for key, stem in tags.items()}
     for (weight, seed), record in records.items():
-        assert (record.get("copy_weight", 1), record.get("train_seed", 0)) == (int(weight), seed)
-        assert (record["steps"], record["pad_lines"], record["recovery_share"]) == (6000, 6, 0.25)
-    copying = load_lab("gym_v2_copying_pad6_copy_train_seed")["result"]
-    seed_0 = load_lab("gym_v2_copying_pad6_copy")["result"]
+        assert (record.recipe.get("copy_weight", 1), record.recipe.get("train_seed", 0)) == (
+            int(weight), seed)
+        assert (record.recipe["steps"], record.recipe["pad_lines"],
+                record.recipe["recovery_share"]) == (6000, 6, 0.25)
+    copying = load_lab("gym_v2_copying_pad6_copy_train_seed").results["result"]
+    seed_0 = load_lab("gym_v2_copying_pad6_copy").results["result"]
     hinted = lambda key: (copying if key[1] else seed_0)[tags[key]]["heldout"]["hinted"]
     assert hinted(("1", 1)) > hinted(("1", 0)) + 0.1
     assert hinted(("1", 1)) < hinted(("4", 1)) < hinted(("1", 1)) + 0.1
 
     def at_best(key, split):
-        res = records[key]["metrics"]["hint"][split]
+        res = records[key].metrics["hint"][split]
         return res[res["control_temperature"]]["per_task"]
 
     for split in ("heldout", "stretch"):
@@ -912,22 +945,24 @@ def test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged():
         assert d > 2 * se, split
 
 
-def assert_the_recipe_learns_its_placements_and_not_the_unseen(tag, warm):
+def assert_the_recipe_learns_its_placements_and_not_the_unseen(fresh_stem, warm):
     """An arm run with the recipe of every RL arm since GYM_V2 Session 13 (RLOO, mixed batches,
-    300 updates, lr 3e-4, a fresh padding per group, three seeds) from the warm start `warm`, on
-    the same fresh tasks and episodes as RLOO from weight 4: it beats its own control on RL's
-    placements by more than two standard errors and stays within two of it on the unseen ones."""
+    300 updates, lr 3e-4, a fresh padding per group, three seeds) from the warm start `warm` (its
+    record's stem), evaluated in the fresh record `fresh_stem` on the same fresh tasks and
+    episodes as RLOO from weight 4: it beats its own control on RL's placements by more than two
+    standard errors and stays within two of it on the unseen ones."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
-    assert fresh["warm"] == warm
-    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
-    assert len(fresh["runs"]) == 3
-    for run in fresh["runs"]:
-        record = load_lab(f"gym_v2_rl_{run}")
-        assert (record["method"], record["train_on"], record["updates"], record["lr"],
-                record["fresh_padding"]) == ("rloo", "mixed", 300, 3e-4, 8), run
+    fresh = load_lab(fresh_stem)
+    assert fresh.recipe["warm"] == warm
+    assert fresh.results["task_ids"] == rloo.results["task_ids"]
+    assert fresh.recipe["episode_seed"] == rloo.recipe["episode_seed"]
+    assert len(fresh.runs) == 3
+    for record in fresh.linked("runs"):
+        recipe = record.recipe
+        assert (recipe["method"], recipe["train_on"], recipe["updates"], recipe["lr"],
+                recipe["fresh_padding"]) == ("rloo", "mixed", 300, 3e-4, 8), record.stem
     for split, learned in (("rl_groups", True), ("heldout", False)):
-        control = arl.sharpening_control(fresh["control"], split)[1]
+        control = arl.sharpening_control(fresh.results["control"], split)[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
 
@@ -938,9 +973,10 @@ def test_rl_from_the_second_seed_of_weight_4_learns_its_placements_and_not_the_u
     same fresh tasks and episodes. As from seed 0, it beats its own control on RL's placements
     by more than two standard errors and stays within two of it on the unseen ones: the
     chapters' RL result does not rest on seed 0's good draw."""
-    assert load_lab("gym_v2_hint_recovery_6000_pad6_copy4_t1")["train_seed"] == 1
+    assert load_lab("gym_v2_hint_recovery_6000_pad6_copy4_t1").recipe["train_seed"] == 1
     assert_the_recipe_learns_its_placements_and_not_the_unseen(
-        "hg_mixed_pad6_copy4_t1_fresh8_rloo_lr3e-4_u300", "hint_recovery_6000_pad6_copy4_t1")
+        "gym_v2_rl_fresh_hg_mixed_pad6_copy4_t1_fresh8_rloo_lr3e-4_u300",
+        "gym_v2_hint_recovery_6000_pad6_copy4_t1")
 
 
 def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_solving_more():
@@ -950,25 +986,26 @@ def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_
     on RL's placements by more than two standard errors; on the unseen placements it checks and
     retries more than the warm start by more than two standard errors, its retries solve under
     3% of the episodes, and its solve rate stays within two standard errors of the control."""
-    tag = "hg_mixed_pad6_copy4_check5_retry5m_fresh8_rloo_lr3e-4_u300"
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    fresh, checks = load_lab(f"gym_v2_rl_fresh_{tag}"), load_lab(f"gym_v2_checks_{tag}")
-    warm = load_lab(f"gym_v2_{fresh['warm']}")
-    assert (warm["check_share"], warm["retry_share"], warm["retry_mistake_masked"]) == (
-        0.5, 0.5, True)
-    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
-    assert len(fresh["runs"]) == 3 and checks["runs"] == fresh["runs"]
-    for run in fresh["runs"]:
-        record = load_lab(f"gym_v2_rl_{run}")
-        assert (record["method"], record["train_on"], record["updates"]) == ("rloo", "mixed", 300)
+    fresh = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_check5_retry5m_fresh8_rloo_lr3e-4_u300")
+    checks = load_lab("gym_v2_checks_hg_mixed_pad6_copy4_check5_retry5m_fresh8_rloo_lr3e-4_u300")
+    warm = fresh.linked("warm")
+    assert (warm.recipe["check_share"], warm.recipe["retry_share"],
+            warm.recipe["retry_mistake_masked"]) == (0.5, 0.5, True)
+    assert fresh.results["task_ids"] == rloo.results["task_ids"]
+    assert fresh.recipe["episode_seed"] == rloo.recipe["episode_seed"]
+    assert len(fresh.runs) == 3 and checks.recipe["runs"] == fresh.runs
+    for record in fresh.linked("runs"):
+        assert (record.recipe["method"], record.recipe["train_on"], record.recipe["updates"]) == (
+            "rloo", "mixed", 300)
     for kind in ("checked", "retried"):
-        d, se = checks["versus"]["heldout"][kind]
+        d, se = checks.results["versus"]["heldout"][kind]
         assert d > 2 * se, kind
-    for run in fresh["runs"]:
-        after = checks["result"]["heldout"][run]["per_task"]["solved_after_retry"]
-        assert sum(after) / len(after) < 0.03, run
+    for row in _seed_rows(checks, "heldout"):
+        after = checks.results["result"]["heldout"][row]["per_task"]["solved_after_retry"]
+        assert sum(after) / len(after) < 0.03, row
     for split, learned in (("rl_groups", True), ("heldout", False)):
-        control = arl.sharpening_control(fresh["control"], split)[1]
+        control = arl.sharpening_control(fresh.results["control"], split)[1]
         d, se = arl.paired(arl.seeds_per_task(fresh, split, "t1"), control)
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
 
@@ -980,24 +1017,25 @@ def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
     step holds 8 mixed groups and there are under a third as many steps as RLOO's; it beats the
     control on RL's placements by more than two standard errors, stays within two of it on the
     unseen ones, and is within two standard errors of RLOO on both."""
-    tag = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e19200"
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    fresh = load_lab(f"gym_v2_rl_fresh_{tag}")
-    assert fresh["warm"] == rloo["warm"] == "hint_recovery_6000_pad6_copy4"
-    assert fresh["task_ids"] == rloo["task_ids"] and fresh["episode_seed"] == rloo["episode_seed"]
-    assert len(fresh["runs"]) == 3
-    for run, baseline in zip(fresh["runs"], rloo["runs"]):
-        record, base = load_lab(f"gym_v2_rl_{run}"), load_lab(f"gym_v2_rl_{baseline}")
-        assert (record["method"], record["train_on"], record["lr"], record["fresh_padding"],
-                record["refill"], record["seed"]) == ("rloo", "mixed", 3e-4, 8, 8, base["seed"])
-        assert 19200 <= record["episodes"] < 19200 + 8 * 64 and base["episodes"] == 19200
-        assert sum(s["episodes"] for s in record["log"]) == record["episodes"]
-        assert all(s["groups"] == 8 and s["mixed_found"] >= 8 for s in record["log"]
+    fresh = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e19200")
+    assert fresh.recipe["warm"] == rloo.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4"
+    assert fresh.results["task_ids"] == rloo.results["task_ids"]
+    assert fresh.recipe["episode_seed"] == rloo.recipe["episode_seed"]
+    assert len(fresh.runs) == 3
+    for record, base in zip(fresh.linked("runs"), rloo.linked("runs")):
+        recipe = record.recipe
+        assert (recipe["method"], recipe["train_on"], recipe["lr"], recipe["fresh_padding"],
+                recipe["refill"], record.seed) == ("rloo", "mixed", 3e-4, 8, 8, base.seed)
+        episodes = record.results["episodes"]
+        assert 19200 <= episodes < 19200 + 8 * 64 and base.results["episodes"] == 19200
+        assert sum(s["episodes"] for s in record.log) == episodes
+        assert all(s["groups"] == 8 and s["mixed_found"] >= 8 for s in record.log
                    if s["rounds"] < 8)
-        steps = sum("grad_norm" in s for s in base["log"])
-        assert 3 * len(record["log"]) < steps
+        steps = sum("grad_norm" in s for s in base.log)
+        assert 3 * len(record.log) < steps
     for split, learned in (("rl_groups", True), ("heldout", False)):
-        control = arl.sharpening_control(fresh["control"], split)[1]
+        control = arl.sharpening_control(fresh.results["control"], split)[1]
         mine = arl.seeds_per_task(fresh, split, "t1")
         d, se = arl.paired(mine, control)
         assert (d > 2 * se) if learned else (abs(d) < 2 * se), split
@@ -1011,20 +1049,24 @@ def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
     300 updates. Dynamic sampling takes under a third of RLOO's steps; both stay within two
     standard errors of the control on the unseen placements and of each other on both halves,
     and dynamic sampling ends above RLOO's 300 updates on the unseen ones by more than two."""
-    fresh = {arm: load_lab(f"gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_{arm}")
-             for arm in ("u300", "u900", "refill8_e57600")}
-    assert all(f["task_ids"] == fresh["u300"]["task_ids"] and f["episode_seed"] ==
-               fresh["u300"]["episode_seed"] and len(f["runs"]) == 3 for f in fresh.values())
+    fresh = {"u300": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300"),
+             "u900": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u900"),
+             "refill8_e57600":
+                 load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e57600")}
+    assert all(f.results["task_ids"] == fresh["u300"].results["task_ids"]
+               and f.recipe["episode_seed"] == fresh["u300"].recipe["episode_seed"]
+               and len(f.runs) == 3 for f in fresh.values())
     steps = {}
     for arm in ("u900", "refill8_e57600"):
-        records = [load_lab(f"gym_v2_rl_{run}") for run in fresh[arm]["runs"]]
-        assert all(57600 <= r["episodes"] < 57600 + 8 * 64 and r["lr"] == 3e-4 for r in records)
-        steps[arm] = [sum("grad_norm" in s for s in r["log"]) for r in records]
+        records = fresh[arm].linked("runs")
+        assert all(57600 <= r.results["episodes"] < 57600 + 8 * 64 and r.recipe["lr"] == 3e-4
+                   for r in records)
+        steps[arm] = [sum("grad_norm" in s for s in r.log) for r in records]
     assert 3 * max(steps["refill8_e57600"]) < min(steps["u900"])
     per_task = {arm: {split: arl.seeds_per_task(f, split, "t1")
                       for split in ("rl_groups", "heldout")} for arm, f in fresh.items()}
     for arm in ("u900", "refill8_e57600"):
-        control = arl.sharpening_control(fresh[arm]["control"], "heldout")[1]
+        control = arl.sharpening_control(fresh[arm].results["control"], "heldout")[1]
         d, se = arl.paired(per_task[arm]["heldout"], control)
         assert abs(d) < 2 * se, arm
     for split in ("rl_groups", "heldout"):
@@ -1042,18 +1084,19 @@ def test_a_policy_four_times_larger_learns_its_placements_and_not_the_unseen():
     control on RL's placements by more than two standard errors and stays within two of it on
     the unseen ones."""
     wide = load_lab("gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3")
-    narrow = [load_lab(f"gym_v2_hint_recovery_6000_pad6_copy4{s}") for s in ("", "_t1")]
-    assert wide["model_config"]["d_model"] == 128 and wide["lr"] == 2.5e-3
-    assert wide["parameters"] > 3.9 * narrow[0]["parameters"]
-    assert all(r["copy_weight"] == 4 and r["steps"] == 6000 for r in (wide, *narrow))
+    narrow = [load_lab("gym_v2_hint_recovery_6000_pad6_copy4"),
+              load_lab("gym_v2_hint_recovery_6000_pad6_copy4_t1")]
+    assert wide.recipe["model_config"]["d_model"] == 128 and wide.recipe["lr"] == 2.5e-3
+    assert wide.results["parameters"] > 3.9 * narrow[0].results["parameters"]
+    assert all(r.recipe["copy_weight"] == 4 and r.recipe["steps"] == 6000 for r in (wide, *narrow))
 
     def at_best(record):
-        res = record["metrics"]["hint"]["heldout"]
+        res = record.metrics["hint"]["heldout"]
         return res[res["control_temperature"]]["per_task"]
 
     averaged = [(a + b) / 2 for a, b in zip(*map(at_best, narrow))]
     d, se = arl.paired(at_best(wide), averaged)
     assert abs(d) < 2 * se
     assert_the_recipe_learns_its_placements_and_not_the_unseen(
-        "hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300",
-        "hint_recovery_6000_pad6_copy4_d128_lr2.5e-3")
+        "gym_v2_rl_fresh_hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300",
+        "gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3")

@@ -2,8 +2,8 @@
 
 These tests import the generated package (``scripts/build_library.py``) and check every saved
 function against an independent reference written here: explicit loops over groups, episodes
-and tokens, and autograd on hand-written objectives. The lab tests read the committed results
-under ``book/labs/results`` and skip when a file is absent (a lab that has not been run yet).
+and tokens, and autograd on hand-written objectives. The lab tests read the committed records under
+``book/labs/results`` through ``agentrl.load_record``; a missing record fails them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import agentrl as arl
-from lab_results import RESULTS, load_lab
+from lab_results import load_lab
 
 
 
@@ -387,10 +387,7 @@ def test_grpo_step_epochs_move_the_ratio():
 
 
 def test_recomputed_logp_old_matches_the_sampler():
-    path = RESULTS / "warm_start.pt"
-    if not path.exists():
-        pytest.skip("warm_start.pt not present")
-    state = torch.load(path, weights_only=True)
+    state = torch.load(load_lab("warm_start").checkpoint, weights_only=True)
     model = arl.TinyAgent(**state["model_config"])
     model.load_state_dict(state["state_dict"])
     model.eval()
@@ -407,14 +404,14 @@ def test_recomputed_logp_old_matches_the_sampler():
 
 def test_grpo_lab_schema_and_budget():
     rec = load_lab("grpo_seeds")
-    for key in ("lab", "recipe", "rl_tasks", "eval", "before", "runs"):
-        assert key in rec
-    recipe = rec["recipe"]
+    assert rec.kind == "seeds" and rec.lab == "book/labs/grpo_seeds.py"
+    assert {"rl_tasks", "eval"} <= set(rec.recipe) and {"before", "runs"} <= set(rec.results)
+    recipe = rec.recipe
     assert recipe["steps"] * recipe["episodes_per_step"] == 800
     assert recipe["group_size"] * recipe["tasks_per_step"] == recipe["episodes_per_step"]
     assert recipe["variant"] == "grpo"
-    assert [r["seed"] for r in rec["runs"]] == [0, 1, 2]
-    for run in rec["runs"]:
+    assert [r["seed"] for r in rec.results["runs"]] == [0, 1, 2]
+    for run in rec.results["runs"]:
         assert len(run["curve"]) == run["steps"] == 100
         assert all(0.0 <= x <= 1.0 for x in run["curve"])
         assert run["groups"] == 200 and 0 <= run["constant_groups"] <= run["groups"]
@@ -424,32 +421,32 @@ def test_grpo_lab_schema_and_budget():
 
 def test_labs_share_the_evaluation():
     grpo, reinforce = load_lab("grpo_seeds"), load_lab("reinforce_seeds")
-    assert grpo["rl_tasks"]["ids"] == reinforce["rl_tasks"]["ids"]
+    assert grpo.recipe["rl_tasks"]["ids"] == reinforce.recipe["rl_tasks"]["ids"]
     for name in ("rl_t1", "rl_greedy", "heldout_t1"):
-        assert grpo["before"][name]["per_task"] == reinforce["before"][name]["per_task"]
+        assert grpo.results["before"][name]["per_task"] == reinforce.results["before"][name]["per_task"]
 
 
 def test_grpo_lab_claims_of_the_chapter():
     """Section 9.7's reading of the labs: GRPO (like RLOO) left rl_t1 where it was, lowered the
     greedy rate on every seed, and had 55-68% constant groups; REINFORCE improved rl_t1."""
     grpo = load_lab("grpo_seeds")
-    for run in grpo["runs"]:
+    for run in grpo.results["runs"]:
         d = run["paired_diff"]
         assert abs(d["rl_t1"]["mean"]) <= 1.6 * d["rl_t1"]["stderr"]
         assert d["rl_greedy"]["mean"] < 0
         assert 1.45 <= -d["rl_greedy"]["mean"] / d["rl_greedy"]["stderr"] <= 2.25   # "1.5 to 2.2"
         assert 0.55 <= run["constant_groups"] / run["groups"] <= 0.68
         assert run["after"]["heldout_t1"]["rate"] == 0.0
-    mean_paired = sum(r["paired_diff"]["rl_t1"]["mean"] for r in grpo["runs"]) / 3
+    mean_paired = sum(r["paired_diff"]["rl_t1"]["mean"] for r in grpo.results["runs"]) / 3
     assert abs(mean_paired) < 0.02
     reinforce = load_lab("reinforce_seeds")
     assert all(r["paired_diff"]["rl_t1"]["mean"] > 3 * r["paired_diff"]["rl_t1"]["stderr"]
-               for r in reinforce["runs"])
+               for r in reinforce.results["runs"])
 
 
 def test_rloo_lab_claims_of_the_chapter():
     rloo = load_lab("rloo_seeds")
-    for run in rloo["runs"]:
+    for run in rloo.results["runs"]:
         d = run["paired_diff"]
         assert -0.0165 <= d["rl_t1"]["mean"] <= 0.0055          # "-0.016 and +0.005"
         assert abs(d["rl_t1"]["mean"]) <= 1.6 * d["rl_t1"]["stderr"]
@@ -458,7 +455,7 @@ def test_rloo_lab_claims_of_the_chapter():
 
 def test_ppo_lab_claim_of_the_chapter():
     ppo = load_lab("ppo_seeds")
-    assert all(r["paired_diff"]["rl_t1"]["mean"] < 0 for r in ppo["runs"])   # "lost ground on every seed"
+    assert all(r["paired_diff"]["rl_t1"]["mean"] < 0 for r in ppo.results["runs"])   # "lost ground on every seed"
 
 
 def test_group_methods_from_the_copying_warm_start_stay_level_on_unseen_placements():
@@ -467,19 +464,22 @@ def test_group_methods_from_the_copying_warm_start_stay_level_on_unseen_placemen
     episodes; each beats the control on RL's placements by two standard errors, is within one of
     it on the unseen ones, and neither GRPO nor positive only differs from RLOO on RL's placements
     by two standard errors (positive only's lead from the recipe's warm start is gone)."""
-    labs = {m: load_lab(f"gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_{m}_lr3e-4_u300")
-            for m in ("rloo", "grpo", "positive")}
+    labs = {"rloo": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300"),
+            "grpo": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_grpo_lr3e-4_u300"),
+            "positive": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_positive_lr3e-4_u300")}
     rloo = labs["rloo"]
     for m, lab in labs.items():
-        assert lab["warm"] == "hint_recovery_6000_pad6_copy4" and len(lab["runs"]) == 3, m
-        assert lab["task_ids"] == rloo["task_ids"] and arl.same_evaluation(lab["control"], rloo["control"])
+        assert lab.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(lab.runs) == 3, m
+        assert lab.results["task_ids"] == rloo.results["task_ids"]
+        assert arl.same_evaluation(lab.results["control"], rloo.results["control"])
         for half, within in (("rl_groups", None), ("heldout", 1)):
-            control = arl.sharpening_control(lab["control"], half)[1]
+            control = arl.sharpening_control(lab.results["control"], half)[1]
             d, se = arl.paired(arl.seeds_per_task(lab, half, "t1"), control)
             assert (d > 2 * se) if within is None else (abs(d) < se), (m, half)
         d, se = arl.paired(arl.seeds_per_task(lab, "rl_groups", "t1"),
                            arl.seeds_per_task(rloo, "rl_groups", "t1"))
         assert abs(d) < 2 * se or m == "rloo", m
-    recipe = {m: load_lab(f"gym_v2_rl_fresh_hg_{m}_lr3e-4") for m in ("rloo", "positive")}
+    recipe = {"rloo": load_lab("gym_v2_rl_fresh_hg_rloo_lr3e-4"),
+              "positive": load_lab("gym_v2_rl_fresh_hg_positive_lr3e-4")}
     d, se = arl.paired(*(arl.seeds_per_task(recipe[m], "rl_groups", "t1") for m in ("positive", "rloo")))
     assert d > 3 * se

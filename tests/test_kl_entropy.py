@@ -278,7 +278,7 @@ def test_regularised_step_stats(small_batch):
                                 kl_mode='neither')
 
 
-# ---- the lab's committed results (skipped until book/labs/kl_seeds.py has run) --------------
+# ---- the lab's committed record (book/labs/kl_seeds.py) ------------------------------------
 
 @pytest.fixture(scope='module')
 def lab():
@@ -290,20 +290,22 @@ def window(curve, start):
 
 
 def test_lab_schema(lab):
-    assert lab['complete'] is True
-    assert set(lab['arms']) == {'none', 'kl'}
-    assert lab['arms']['none']['kl_coef'] == 0.0 and lab['arms']['kl']['kl_coef'] == 1.0
-    for arm in lab['arms'].values():
+    assert lab.kind == 'seeds' and lab.lab == 'book/labs/kl_seeds.py'
+    assert lab.results['complete'] is True
+    arms = lab.results['arms']
+    assert set(arms) == set(lab.recipe['arms']) == {'none', 'kl'}
+    assert arms['none']['kl_coef'] == 0.0 and arms['kl']['kl_coef'] == 1.0
+    for arm in arms.values():
         assert [r['seed'] for r in arm['runs']] == [0, 1, 2]
         for run in arm['runs']:
             assert run['steps'] == len(run['curve']) == len(run['curve_kl']) == len(run['curve_entropy']) == 100
             for name in ('rl_t1', 'rl_greedy', 'heldout_t1'):
                 assert name in run['after'] and name in run['paired_diff']
-    assert len(lab['rl_tasks']['ids']) == 64
+    assert len(lab.recipe['rl_tasks']['ids']) == 64
 
 
 def test_lab_claims_of_the_chapter(lab):
-    for none, pen in zip(lab['arms']['none']['runs'], lab['arms']['kl']['runs']):
+    for none, pen in zip(lab.results['arms']['none']['runs'], lab.results['arms']['kl']['runs']):
         # the penalty holds the exact KL far below the free run's over the last ten updates
         assert window(pen['curve_kl'], 90) < 0.2 * window(none['curve_kl'], 90)
         # entropy rose slightly without the penalty and fell slightly with it
@@ -321,9 +323,10 @@ def test_the_300_update_penalty_supports_section_10_7():
     """10.7's reading at 300 updates, on the same fresh episodes: KL 0.1 costs nothing on RL's
     placements against RLOO (within two standard errors), recovers part of RLOO's loss on the
     unseen ones (more than two), and stays below the warm start and below mixed batches there."""
-    rloo, kl, mixed = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
-                       for arm in ('rloo', 'rloo_kl0.1', 'mixed_rloo'))
-    assert arl.same_evaluation(kl['control'], rloo['control'])
+    rloo = load_lab('gym_v2_rl_fresh_hg_rloo_lr3e-4_u300')
+    kl = load_lab('gym_v2_rl_fresh_hg_rloo_kl0.1_lr3e-4_u300')
+    mixed = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
+    assert arl.same_evaluation(kl.results['control'], rloo.results['control'])
     t1 = lambda f, split: arl.seeds_per_task(f, split, 't1')
     d, se = arl.paired(t1(kl, 'rl_groups'), t1(rloo, 'rl_groups'))
     assert abs(d) < 2 * se
@@ -331,15 +334,15 @@ def test_the_300_update_penalty_supports_section_10_7():
     assert d > 2 * se
     d, se = arl.paired(t1(kl, 'heldout'), t1(mixed, 'heldout'))
     assert d < -2 * se
-    assert arl.mean_se(t1(kl, 'heldout'))[0] < rloo['control']['heldout']['t1']['rate']
+    assert arl.mean_se(t1(kl, 'heldout'))[0] < rloo.control('heldout')['t1']['rate']
 
 
 def test_the_penalty_adds_nothing_to_mixed_batches_at_300_updates():
     """10.7: on top of mixed batches, KL 0.1 leaves the unseen placements where mixing alone
     put them (within two standard errors) and keeps less of the gain on RL's placements."""
-    mixed, both = (load_lab(f'gym_v2_rl_fresh_hg_{arm}_lr3e-4_u300')
-                   for arm in ('mixed_rloo', 'mixed_rloo_kl0.1'))
-    assert arl.same_evaluation(both['control'], mixed['control'])
+    mixed = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
+    both = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_kl0.1_lr3e-4_u300')
+    assert arl.same_evaluation(both.results['control'], mixed.results['control'])
     t1 = lambda f, split: arl.seeds_per_task(f, split, 't1')
     d, se = arl.paired(t1(both, 'heldout'), t1(mixed, 'heldout'))
     assert abs(d) < 2 * se
@@ -354,15 +357,16 @@ def test_the_leash_from_the_copying_warm_start_stays_level_on_unseen_placements(
     and keeps the unseen placements' pass@8 at the warm start's where RLOO's fell."""
     kl = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_kl0.1_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    assert kl["warm"] == "hint_recovery_6000_pad6_copy4" and len(kl["runs"]) == 3
-    assert kl["task_ids"] == rloo["task_ids"] and arl.same_evaluation(kl["control"], rloo["control"])
+    assert kl.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(kl.runs) == 3
+    assert kl.results["task_ids"] == rloo.results["task_ids"]
+    assert arl.same_evaluation(kl.results["control"], rloo.results["control"])
     for half, beats in (("rl_groups", True), ("heldout", False)):
-        control = arl.sharpening_control(kl["control"], half)[1]
+        control = arl.sharpening_control(kl.results["control"], half)[1]
         d, se = arl.paired(arl.seeds_per_task(kl, half, "t1"), control)
         assert (d > 2 * se) if beats else (abs(d) < se), half
         d, se = arl.paired(arl.seeds_per_task(kl, half, "t1"), arl.seeds_per_task(rloo, half, "t1"))
         assert abs(d) < 2 * se, half
-    pass8 = {name: sum(lab["trained"][t]["heldout"]["t1"]["pass@8"] for t in lab["runs"]) / 3
+    pass8 = {name: sum(t["t1"]["pass@8"] for t in lab.trained("heldout")) / 3
              for name, lab in (("kl", kl), ("rloo", rloo))}
-    warm = kl["control"]["heldout"]["t1"]["pass@8"]
+    warm = kl.control("heldout")["t1"]["pass@8"]
     assert abs(pass8["kl"] - warm) < 0.005 and pass8["rloo"] < warm - 0.01

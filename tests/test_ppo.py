@@ -4,8 +4,8 @@ The saves are checked against independent references written here: plain Python 
 episodes and tokens, the hand-derived gradient of the clipped surrogate in every case (clip
 active or not, positive and negative advantages, ratios below, inside and above the interval),
 an explicit sum of discounted TD errors for the advantages, and a parameter update recomputed
-from a hand-written loss. The lab tests read the committed results under ``book/labs/results``
-and skip when a file is absent (a lab that has not been run yet).
+from a hand-written loss. The lab tests read the committed records under ``book/labs/results``
+through ``agentrl.load_record``; a missing record fails them.
 """
 
 from __future__ import annotations
@@ -312,21 +312,23 @@ def test_ppo_update_without_reward_and_zero_values_changes_nothing():
 def test_ppo_lab_schema_and_budget():
     lab = load_lab("ppo_seeds")
     reinforce = load_lab("reinforce_seeds")
-    assert lab["recipe"]["method"] == "PPO"
-    assert lab["recipe"]["steps"] == 100 and lab["recipe"]["episodes_per_step"] == 8
-    assert lab["recipe"]["epochs"] == 2 and lab["recipe"]["minibatches"] == 2
-    assert lab["recipe"]["lam"] == 0.95 and lab["recipe"]["clip_eps"] == 0.2
-    assert [r["seed"] for r in lab["runs"]] == [0, 1, 2]
-    assert lab["rl_tasks"]["ids"] == reinforce["rl_tasks"]["ids"]
-    assert lab["eval"] == reinforce["eval"]
+    assert lab.kind == "seeds" and lab.lab == "book/labs/ppo_seeds.py"
+    assert lab.recipe["method"] == "PPO"
+    assert lab.recipe["steps"] == 100 and lab.recipe["episodes_per_step"] == 8
+    assert lab.recipe["epochs"] == 2 and lab.recipe["minibatches"] == 2
+    assert lab.recipe["lam"] == 0.95 and lab.recipe["clip_eps"] == 0.2
+    assert [r["seed"] for r in lab.results["runs"]] == [0, 1, 2]
+    assert lab.recipe["rl_tasks"]["ids"] == reinforce.recipe["rl_tasks"]["ids"]
+    assert lab.recipe["eval"] == reinforce.recipe["eval"]
     for name in ("rl_t1", "rl_greedy", "heldout_t1"):                      # same warm start, same eval
-        assert lab["before"][name]["per_task"] == reinforce["before"][name]["per_task"]
-    for run in lab["runs"]:
+        assert lab.results["before"][name]["per_task"] == reinforce.results["before"][name]["per_task"]
+    for run in lab.results["runs"]:
         assert run["steps"] == 100 and len(run["curve"]) == 100
         assert set(run["after"]) == {"rl_t1", "rl_greedy", "heldout_t1"}
         for key in ("clip_fraction", "approx_kl", "ratio_mean", "value_loss", "grad_norm"):
             assert math.isfinite(run["diagnostics_mean"][key])
-        d = torch.tensor(run["after"]["rl_t1"]["per_task"]) - torch.tensor(lab["before"]["rl_t1"]["per_task"])
+        d = (torch.tensor(run["after"]["rl_t1"]["per_task"])
+             - torch.tensor(lab.results["before"]["rl_t1"]["per_task"]))
         assert run["paired_diff"]["rl_t1"]["mean"] == pytest.approx(d.mean().item(), abs=1e-9)
 
 
@@ -334,8 +336,8 @@ def test_ppo_lab_claims_of_the_chapter():
     """Section 8.6: PPO lowered the solve rates on every seed, with small KL and clip fractions."""
     lab = load_lab("ppo_seeds")
     reinforce = load_lab("reinforce_seeds")
-    before = lab["before"]
-    for run in lab["runs"]:
+    before = lab.results["before"]
+    for run in lab.results["runs"]:
         d = run["paired_diff"]["rl_t1"]
         assert run["after"]["rl_t1"]["rate"] < before["rl_t1"]["rate"]
         assert d["mean"] + 2 * d["stderr"] < 0                             # > 2 standard errors below 0
@@ -345,26 +347,27 @@ def test_ppo_lab_claims_of_the_chapter():
         assert run["approx_kl_max"] < 0.025
         assert run["diagnostics_mean"]["clip_fraction"] < 0.011
         assert run["clip_fraction_max"] < 0.045
-    rates = sorted(run["after"]["rl_t1"]["rate"] for run in lab["runs"])
+    rates = sorted(run["after"]["rl_t1"]["rate"] for run in lab.results["runs"])
     assert [round(r, 3) for r in rates] == [0.0, 0.042, 0.094]
-    collapsed = lab["runs"][2]
+    collapsed = lab.results["runs"][2]
     assert collapsed["mean_reward_last"] == 0.0 and collapsed["value_mean_last"] < 0.01
-    for run in reinforce["runs"]:                                          # the comparison
+    for run in reinforce.results["runs"]:                                  # the comparison
         assert run["after"]["rl_t1"]["rate"] > before["rl_t1"]["rate"]
 
 
 def test_detached_value_ablation_supports_the_chapter_claims():
     """Section 8.6: keeping the value loss out of the trunk did not prevent the damage."""
     ablation, ppo = load_lab("ppo_detached_value_seeds"), load_lab("ppo_seeds")
-    assert ablation["before"] == ppo["before"]
-    assert ablation["recipe"]["steps"] * ablation["recipe"]["episodes_per_step"] == 800
-    assert [run["seed"] for run in ablation["runs"]] == [0, 1, 2]
-    t1 = [run["paired_diff"]["rl_t1"] for run in ablation["runs"]]
-    greedy = [run["paired_diff"]["rl_greedy"] for run in ablation["runs"]]
+    assert ablation.results["before"] == ppo.results["before"]
+    assert ablation.recipe["steps"] * ablation.recipe["episodes_per_step"] == 800
+    runs = ablation.results["runs"]
+    assert [run["seed"] for run in runs] == [0, 1, 2]
+    t1 = [run["paired_diff"]["rl_t1"] for run in runs]
+    greedy = [run["paired_diff"]["rl_greedy"] for run in runs]
     assert all(d["mean"] < 0 for d in t1)
     assert sum(-d["mean"] > 2 * d["stderr"] for d in t1) == 2
     assert all(-d["mean"] > 2.8 * d["stderr"] for d in greedy)
-    assert all(run["after"]["heldout_t1"]["rate"] == 0.0 for run in ablation["runs"])
+    assert all(run["after"]["heldout_t1"]["rate"] == 0.0 for run in runs)
 
 
 def test_one_step_ppo_from_the_copying_warm_start_gains_less_than_rloo():
@@ -375,23 +378,24 @@ def test_one_step_ppo_from_the_copying_warm_start_gains_less_than_rloo():
     it; pass@8 on the unseen placements below RLOO's and the warm start's."""
     ppo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_ppo1x1_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
-    assert ppo["warm"] == "hint_recovery_6000_pad6_copy4" and len(ppo["runs"]) == 3
-    assert ppo["task_ids"] == rloo["task_ids"] and arl.same_evaluation(ppo["control"], rloo["control"])
-    for tag in ppo["runs"]:
-        run = load_lab(f"gym_v2_rl_{tag}")
-        assert run["method"] == "ppo" and all(s["steps"] == 1 and s["clip_fraction"] == 0
-                                              for s in run["log"]), tag
+    assert ppo.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(ppo.runs) == 3
+    assert ppo.results["task_ids"] == rloo.results["task_ids"]
+    assert arl.same_evaluation(ppo.results["control"], rloo.results["control"])
+    for run in ppo.linked("runs"):
+        assert run.recipe["method"] == "ppo" and all(s["steps"] == 1 and s["clip_fraction"] == 0
+                                                     for s in run.log), run.stem
     rates = {name: {half: arl.seeds_per_task(lab, half, "t1") for half in ("rl_groups", "heldout")}
              for name, lab in (("ppo", ppo), ("rloo", rloo))}
-    control = {half: arl.sharpening_control(ppo["control"], half)[1] for half in ("rl_groups", "heldout")}
+    control = {half: arl.sharpening_control(ppo.results["control"], half)[1]
+               for half in ("rl_groups", "heldout")}
     d, se = arl.paired(rates["ppo"]["rl_groups"], control["rl_groups"])
     assert d > se
     d, se = arl.paired(rates["ppo"]["rl_groups"], rates["rloo"]["rl_groups"])
     assert d < -2 * se
     d, se = arl.paired(rates["ppo"]["heldout"], control["heldout"])
     assert -2 * se < d < 0
-    assert all(arl.paired(ppo["trained"][tag]["heldout"]["t1"]["per_task"], control["heldout"])[0] < 0
-               for tag in ppo["runs"])
-    pass8 = {name: sum(lab["trained"][t]["heldout"]["t1"]["pass@8"] for t in lab["runs"]) / 3
+    assert all(arl.paired(t["t1"]["per_task"], control["heldout"])[0] < 0
+               for t in ppo.trained("heldout"))
+    pass8 = {name: sum(t["t1"]["pass@8"] for t in lab.trained("heldout")) / 3
              for name, lab in (("ppo", ppo), ("rloo", rloo))}
-    assert pass8["ppo"] < pass8["rloo"] < ppo["control"]["heldout"]["t1"]["pass@8"]
+    assert pass8["ppo"] < pass8["rloo"] < ppo.control("heldout")["t1"]["pass@8"]

@@ -1,9 +1,9 @@
 """What the figures comparing methods on Section 7.7's new placements share (Chapters 8 to 10).
 
 Each method is one recipe of ``book/labs/gym_v2_rl.py --train-on heldout-groups``, three seeds
-(``gym_v2_rl_TAG.json``, one per seed), evaluated on fresh instances by
-``book/labs/gym_v2_rl_fresh.py`` (``gym_v2_rl_fresh_STEM.json``, whose ``runs`` name the seeds'
-tags). Every fresh file evaluates the same untrained warm start on the same tasks with the same
+(one run record per seed), evaluated on fresh instances by ``book/labs/gym_v2_rl_fresh.py`` (a
+fresh record, whose ``runs`` name the seeds' run records). Records are read through
+``agentrl.load_record``. Every fresh record evaluates the same untrained warm start on the same tasks with the same
 episodes; :func:`compute` checks that they agree, as the chapters' cells do.
 
 Per method, the seeds are averaged: the expert-path curves update by update, and the fresh
@@ -20,8 +20,6 @@ instances next to the warm start at T=1 and the control (dashed). Nothing is tra
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from _common import GREY, ROOT, WIDTH_IN, rounded
@@ -30,7 +28,6 @@ import agentrl as arl
 
 RESULTS = ROOT / "book" / "labs" / "results"
 SPLITS = ("rl_groups", "heldout")
-CURVES = {"rl_groups": "rl_groups_expert_path_curve", "heldout": "heldout_expert_path_curve"}
 
 # The words every figure of this kind shares; a figure module adds its methods' names.
 WORDS = {
@@ -64,8 +61,13 @@ def text(names: dict[str, dict[str, str]]) -> dict:
     return {locale: {**words, "names": names[locale]} for locale, words in WORDS.items()}
 
 
+def load(stem: str) -> arl.Record:
+    """The lab record ``stem``, through the book's reader."""
+    return arl.load_record(stem, RESULTS)
+
+
 def warm_and_control(sweep: dict) -> tuple[dict, dict]:
-    """From a fresh file's ``control`` (the warm start, per split and key): per split, the warm
+    """From a fresh record's ``results['control']`` (the warm start, per split and key): per split, the warm
     start's T=1 [rate, stderr] and the control's [temperature, rate]."""
     warm, control = {}, {}
     for split in SPLITS:
@@ -82,14 +84,14 @@ def method(stem: str, x=None) -> tuple[dict, dict]:
     ``x(run, updates)`` puts a run's curve on another axis than its updates (Chapter 9.8: the
     episodes played). The seeds are then paired by position, the k-th evaluation of each, and
     the mean point is the mean of their x and of their probabilities; without it every seed
-    must be evaluated at the same updates."""
-    fresh = json.loads((RESULTS / f"gym_v2_rl_fresh_{stem}.json").read_text())
-    runs = [json.loads((RESULTS / f"gym_v2_rl_{tag}.json").read_text()) for tag in fresh["runs"]]
-    out = {"seeds": [run["seed"] for run in runs], "curves": {}, "mean": {}, "fresh": {}}
+    must be evaluated at the same updates. ``stem`` is the fresh record's."""
+    fresh = load(stem)
+    runs = fresh.linked("runs")
+    out = {"seeds": [run.seed for run in runs], "curves": {}, "mean": {}, "fresh": {}}
     for split in SPLITS:
         curves = []
         for run in runs:
-            updates, probs = zip(*run[CURVES[split]])
+            updates, probs = zip(*run.curve(split))
             xs = updates if x is None else x(run, list(updates))
             curves.append([[u, round(p, 4)] for u, p in zip(xs, probs)])
         if x is None and any([u for u, _ in c] != [u for u, _ in curves[0]] for c in curves):
@@ -102,7 +104,7 @@ def method(stem: str, x=None) -> tuple[dict, dict]:
                                round(sum(p for _, p in points) / len(points), 4)]
                               for points in zip(*curves)]
         out["fresh"][split] = rounded(arl.mean_se(arl.seeds_per_task(fresh, split, "t1")))
-    return out, fresh["control"]
+    return out, fresh.results["control"]
 
 
 def compute(methods: tuple, x=None) -> dict:

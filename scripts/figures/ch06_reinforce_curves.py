@@ -1,7 +1,7 @@
 """Chapter 6, Section 6.7: the training reward of REINFORCE from the warm start, three seeds.
 
-Data: ``book/labs/results/reinforce_seeds.json``, written by ``book/labs/reinforce_seeds.py``
-(the chapter reads the same file). Drawn per seed: the mean reward of each update's 8 sampled
+Data: the record ``reinforce_seeds``, written by ``book/labs/reinforce_seeds.py``
+(the chapter reads the same record). Drawn per seed: the mean reward of each update's 8 sampled
 episodes as faint dots (it can only take the values k/8) and, from the 20th update on, its
 mean over the last 20 updates; the temperature-1 solve rate on the RL tasks measured before training (one value, all
 seeds share the warm start) and after training (one per seed), with error bars of one standard
@@ -10,15 +10,16 @@ error, at the left and right ends. The figure draws what the lab recorded; it tr
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREEN, GREY, ORANGE, ROOT, WIDTH_IN, rounded
 
+import agentrl as arl
+
 NAME = "ch06-reinforce-curves"
 CHAPTER = "06-policy-gradient.md"
-LAB = ROOT / "book" / "labs" / "results" / "reinforce_seeds.json"
+RESULTS = ROOT / "book" / "labs" / "results"
+LAB = "reinforce_seeds"
 WINDOW = 20
 COLOURS = (BLUE, ORANGE, GREEN)
 TEXT = {
@@ -45,18 +46,18 @@ def moving_average(values: list[float], window: int) -> list[float]:
 
 
 def compute() -> dict:
-    lab = json.loads(LAB.read_text())
+    lab = arl.load_record(LAB, RESULTS)
     runs = []
-    for run in lab["runs"]:
+    for run in lab.results["runs"]:
         runs.append({
             "seed": run["seed"],
             "curve": rounded(run["curve"]),
             "smooth": rounded(moving_average(run["curve"], WINDOW)),
             "after": rounded([run["after"]["rl_t1"]["rate"], run["after"]["rl_t1"]["stderr"]]),
         })
-    before = lab["before"]["rl_t1"]
+    before = lab.results["before"]["rl_t1"]
     return {"runs": runs, "before": rounded([before["rate"], before["stderr"]]),
-            "steps": lab["recipe"]["steps"]}
+            "steps": lab.recipe["steps"]}
 
 
 def draw(data: dict, text: dict):

@@ -13,7 +13,8 @@ from _common import BLUE, GREEN
 
 NAME = "ch07-longer-runs"
 CHAPTER = "07-advantages.md"
-METHODS = (("rloo", "hg_rloo_lr3e-4_u300", BLUE), ("mixed", "hg_mixed_rloo_lr3e-4_u300", GREEN))
+METHODS = (("rloo", "gym_v2_rl_fresh_hg_rloo_lr3e-4_u300", BLUE),
+           ("mixed", "gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300", GREEN))
 TEXT = shared.text({"en": {"rloo": "RLOO", "mixed": "RLOO, mixed batches"},
                     "zh": {"rloo": "RLOO", "mixed": "RLOO，混合批次"}})
 

@@ -1,8 +1,8 @@
 """Chapter 7, Section 7.7: RLOO on placements the warm start never saw, three seeds.
 
-Data: the committed results of ``book/labs/gym_v2_rl.py --train-on heldout-groups`` (one JSON per
-seed, ``gym_v2_rl_hg_rloo_lr3e-4{,_s1,_s2}.json``) and of ``book/labs/gym_v2_rl_fresh.py`` on
-those three policies (``gym_v2_rl_fresh_hg_rloo_lr3e-4.json``); the chapter reads the same files.
+Data: the records of ``book/labs/gym_v2_rl.py --train-on heldout-groups`` (one run record per
+seed) and of ``book/labs/gym_v2_rl_fresh.py`` on those three policies (the fresh record
+``gym_v2_rl_fresh_hg_rloo_lr3e-4``, whose ``runs`` name them); the chapter reads the same ones.
 
 Left: the exact probability of the expert's episode (teacher-forced, T=1, averaged over tasks)
 every 25 updates, per seed, on the warm start's evaluation tasks of RL's placements (unseen
@@ -14,16 +14,14 @@ temperature) as a dashed line. The figure draws what the labs recorded; it train
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREEN, ORANGE, WIDTH_IN, rounded
-from _new_placements import RESULTS, SPLITS, WORDS, fresh_panel, warm_and_control
+from _new_placements import SPLITS, WORDS, fresh_panel, load, warm_and_control
 
 NAME = "ch07-rloo-new-placements"
 CHAPTER = "07-advantages.md"
-FRESH = RESULTS / "gym_v2_rl_fresh_hg_rloo_lr3e-4.json"
+FRESH = "gym_v2_rl_fresh_hg_rloo_lr3e-4"
 COLOURS = (BLUE, ORANGE, GREEN)
 # The words of the method figures (_new_placements.WORDS), with one line per seed, not per method.
 TEXT = {locale: {**WORDS[locale], **own} for locale, own in {
@@ -34,18 +32,17 @@ TEXT = {locale: {**WORDS[locale], **own} for locale, own in {
 
 
 def compute() -> dict:
-    fresh = json.loads(FRESH.read_text())
+    fresh = load(FRESH)
     seeds = []
-    for tag in fresh["runs"]:
-        run = json.loads((RESULTS / f"gym_v2_rl_{tag}.json").read_text())
+    for i, run in enumerate(fresh.linked("runs")):
         seeds.append({
-            "seed": run["seed"],
-            "rl_groups": [[u, round(p, 4)] for u, p in run["rl_groups_expert_path_curve"]],
-            "heldout": [[u, round(p, 4)] for u, p in run["heldout_expert_path_curve"]],
-            "fresh": {s: rounded([fresh["trained"][tag][s]["t1"]["rate"],
-                                  fresh["trained"][tag][s]["t1"]["stderr"]]) for s in SPLITS},
+            "seed": run.seed,
+            "rl_groups": [[u, round(p, 4)] for u, p in run.curve("rl_groups")],
+            "heldout": [[u, round(p, 4)] for u, p in run.curve("heldout")],
+            "fresh": {s: rounded([fresh.trained(s)[i]["t1"]["rate"],
+                                  fresh.trained(s)[i]["t1"]["stderr"]]) for s in SPLITS},
         })
-    warm, control = warm_and_control(fresh["control"])
+    warm, control = warm_and_control(fresh.results["control"])
     return {"seeds": seeds, "warm": warm, "control": control}
 
 

@@ -13,7 +13,8 @@ from _common import BLUE, ORANGE
 
 NAME = "ch08-ppo-new-placements"
 CHAPTER = "08-ppo.md"
-METHODS = (("rloo", "hg_rloo_lr3e-4", BLUE), ("ppo", "hg_ppo_lr3e-4", ORANGE))
+METHODS = (("rloo", "gym_v2_rl_fresh_hg_rloo_lr3e-4", BLUE),
+           ("ppo", "gym_v2_rl_fresh_hg_ppo_lr3e-4", ORANGE))
 TEXT = shared.text({"en": {"rloo": "RLOO", "ppo": "PPO"},
                     "zh": {"rloo": "RLOO", "ppo": "PPO"}})
 

@@ -24,12 +24,15 @@ from _common import BLUE, ORANGE, SKY, VERMILION, WIDTH_IN
 
 NAME = "ch09-dynamic-sampling"
 CHAPTER = "09-grpo-family.md"
-STEM = "hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_"
-# (key, fresh stem, colour): blues for RLOO, oranges for dynamic sampling; darker at 57,600
+# (key, fresh record, colour): blues for RLOO, oranges for dynamic sampling; darker at 57,600
 # episodes.
-METHODS = tuple((key, STEM + arm, colour) for key, arm, colour in (
-    ("rloo", "u300", SKY), ("dynamic", "refill8_e19200", ORANGE),
-    ("rloo900", "u900", BLUE), ("dynamic3x", "refill8_e57600", VERMILION)))
+METHODS = (
+    ("rloo", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300", SKY),
+    ("dynamic", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e19200", ORANGE),
+    ("rloo900", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u900", BLUE),
+    ("dynamic3x", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e57600",
+     VERMILION),
+)
 TEXT = shared.text({"en": {"rloo": "RLOO, 300 updates", "dynamic": "dynamic sampling",
                            "rloo900": "RLOO, 900 updates", "dynamic3x": "dynamic, 3x episodes"},
                     "zh": {"rloo": "RLOO，300 次更新", "dynamic": "动态采样",
@@ -38,15 +41,15 @@ TEXT["en"]["xlabel"] = "episodes played (thousands)"
 TEXT["zh"]["xlabel"] = "已采样的回合数（千）"
 
 
-def episodes_at(run: dict, updates: list[int]) -> list[int]:
+def episodes_at(run: arl.RunRecord, updates: list[int]) -> list[int]:
     """Episodes played by the end of each of ``updates``, from the run's log (one entry per
     update; records from before dynamic sampling played ``tasks_per_update * group`` each)."""
-    log = run["log"]
+    log = run.log
     if [entry["update"] for entry in log] != list(range(1, len(log) + 1)):
-        raise ValueError(f"{run['tag']}: the log does not hold one entry per update")
+        raise ValueError(f"{run.stem}: the log does not hold one entry per update")
     played, total = [0], 0
     for entry in log:
-        total += entry.get("episodes", run["tasks_per_update"] * run["group"])
+        total += entry.get("episodes", run.recipe["tasks_per_update"] * run.recipe["group"])
         played.append(total)
     return [played[u] for u in updates]
 

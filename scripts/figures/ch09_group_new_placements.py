@@ -13,8 +13,9 @@ from _common import BLUE, GREEN, VERMILION
 
 NAME = "ch09-group-new-placements"
 CHAPTER = "09-grpo-family.md"
-METHODS = (("rloo", "hg_rloo_lr3e-4", BLUE), ("grpo", "hg_grpo_lr3e-4", GREEN),
-           ("positive", "hg_positive_lr3e-4", VERMILION))
+METHODS = (("rloo", "gym_v2_rl_fresh_hg_rloo_lr3e-4", BLUE),
+           ("grpo", "gym_v2_rl_fresh_hg_grpo_lr3e-4", GREEN),
+           ("positive", "gym_v2_rl_fresh_hg_positive_lr3e-4", VERMILION))
 TEXT = shared.text({"en": {"rloo": "RLOO", "grpo": "GRPO", "positive": "positive only"},
                     "zh": {"rloo": "RLOO", "grpo": "GRPO", "positive": "只用正样本"}})
 

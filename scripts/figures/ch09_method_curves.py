@@ -10,11 +10,11 @@ first- and last-quarter means are checked against the table the chapter prints.
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREEN, GREY, ORANGE, ROOT, VERMILION, WIDTH_IN, recorded_output, rounded
+
+import agentrl as arl
 
 NAME = "ch09-method-curves"
 CHAPTER = "09-grpo-family.md"
@@ -30,7 +30,6 @@ TEXT = {
         "seed": "one seed",
         "mean": "mean of 3 seeds",
         "warm": "warm start, RL tasks (T=1)",
-        "missing": "lab not run yet",
         "names": {"REINFORCE": "REINFORCE", "RLOO": "RLOO", "PPO": "PPO", "GRPO": "GRPO"},
     },
     "zh": {
@@ -39,7 +38,6 @@ TEXT = {
         "seed": "单个种子",
         "mean": "3 个种子的平均",
         "warm": "热启动策略在 RL 任务上（T=1）",
-        "missing": "实验尚未运行",
         "names": {"REINFORCE": "REINFORCE", "RLOO": "RLOO", "PPO": "PPO", "GRPO": "GRPO"},
     },
 }
@@ -54,12 +52,8 @@ def compute() -> dict:
     recorded = recorded_output(CHAPTER, TABLE_MARK)
     data = {"methods": []}
     for name, stem, colour in METHODS:
-        path = RESULTS / f"{stem}.json"
-        if not path.exists():            # drawn as an empty panel until its lab has run
-            data["methods"].append({"name": name, "colour": colour, "missing": True})
-            continue
-        lab = json.loads(path.read_text())
-        runs = lab["runs"]
+        lab = arl.load_record(stem, RESULTS)
+        runs = lab.results["runs"]
         first = sum(r["mean_reward_first"] for r in runs) / len(runs)
         last = sum(r["mean_reward_last"] for r in runs) / len(runs)
         row = next((line for line in recorded.splitlines() if line.startswith(name + " ")), None)
@@ -70,25 +64,20 @@ def compute() -> dict:
         curves = [rounded(trailing_mean(r["curve"], WINDOW)) for r in runs]
         mean = rounded([sum(c[i] for c in curves) / len(curves) for i in range(len(curves[0]))])
         data["methods"].append({"name": name, "colour": colour, "curves": curves, "mean": mean,
-                                "missing": False})
-        data["warm"] = lab["before"]["rl_t1"]["rate"]
+})
+        data["warm"] = lab.results["before"]["rl_t1"]["rate"]
     return data
 
 
 def draw(data: dict, text: dict):
     fig, axes = plt.subplots(2, 2, figsize=(WIDTH_IN, 4.4), sharex=True, sharey=True,
                              gridspec_kw={"hspace": 0.32, "wspace": 0.08})
-    drawn = [m for m in data["methods"] if not m["missing"]]
-    top = max(max(max(c) for c in m["curves"]) for m in drawn)
-    steps = list(range(1, len(drawn[0]["mean"]) + 1))
+    top = max(max(max(c) for c in m["curves"]) for m in data["methods"])
+    steps = list(range(1, len(data["methods"][0]["mean"]) + 1))
     for ax, method in zip(axes.flat, data["methods"]):
         ax.set_title(text["names"][method["name"]])
         ax.set_ylim(0, min(1.0, top + 0.1))
         ax.set_xlim(0, len(steps) + 1)
-        if method["missing"]:
-            ax.text(0.5, 0.5, text["missing"], ha="center", va="center", transform=ax.transAxes,
-                    color=GREY)
-            continue
         for i, curve in enumerate(method["curves"]):
             ax.plot(steps, curve, color=method["colour"], linewidth=0.8, alpha=0.45,
                     label=text["seed"] if i == 0 else None)

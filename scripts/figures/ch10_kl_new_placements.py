@@ -13,7 +13,8 @@ from _common import BLUE, ORANGE
 
 NAME = "ch10-kl-new-placements"
 CHAPTER = "10-kl-and-entropy.md"
-METHODS = (("rloo", "hg_rloo_lr3e-4", BLUE), ("kl", "hg_rloo_kl0.1_lr3e-4", ORANGE))
+METHODS = (("rloo", "gym_v2_rl_fresh_hg_rloo_lr3e-4", BLUE),
+           ("kl", "gym_v2_rl_fresh_hg_rloo_kl0.1_lr3e-4", ORANGE))
 TEXT = shared.text({"en": {"rloo": "RLOO", "kl": "RLOO + KL 0.1"},
                     "zh": {"rloo": "RLOO", "kl": "RLOO + KL 0.1"}})
 

@@ -12,31 +12,28 @@ the same tasks and episodes. Nothing is trained here.
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREY, ORANGE, WIDTH_IN, rounded
-from _new_placements import RESULTS, SPLITS, warm_and_control
+from _new_placements import SPLITS, load, warm_and_control
 
 import agentrl as arl
 
 NAME = "ch10-methods-against-control"
 CHAPTER = "10-kl-and-entropy.md"
-COPY4 = "hg_mixed_pad6_copy4_fresh8_{}_lr3e-4_u300"
-# (warm start, method, fresh-evaluation stem), drawn top to bottom.
+# (warm start, method, fresh record), drawn top to bottom.
 ARMS = (
-    ("recipe", "reinforce", "hg_reinforce_lr3e-4"),
-    ("recipe", "rloo", "hg_rloo_lr3e-4"),
-    ("recipe", "grpo", "hg_grpo_lr3e-4"),
-    ("recipe", "positive", "hg_positive_lr3e-4"),
-    ("recipe", "ppo", "hg_ppo_lr3e-4"),
-    ("recipe", "kl", "hg_rloo_kl0.1_lr3e-4"),
-    ("copy4", "rloo", COPY4.format("rloo")),
-    ("copy4", "grpo", COPY4.format("grpo")),
-    ("copy4", "positive", COPY4.format("positive")),
-    ("copy4", "ppo1", COPY4.format("ppo1x1")),
-    ("copy4", "kl", COPY4.format("rloo_kl0.1")),
+    ("recipe", "reinforce", "gym_v2_rl_fresh_hg_reinforce_lr3e-4"),
+    ("recipe", "rloo", "gym_v2_rl_fresh_hg_rloo_lr3e-4"),
+    ("recipe", "grpo", "gym_v2_rl_fresh_hg_grpo_lr3e-4"),
+    ("recipe", "positive", "gym_v2_rl_fresh_hg_positive_lr3e-4"),
+    ("recipe", "ppo", "gym_v2_rl_fresh_hg_ppo_lr3e-4"),
+    ("recipe", "kl", "gym_v2_rl_fresh_hg_rloo_kl0.1_lr3e-4"),
+    ("copy4", "rloo", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300"),
+    ("copy4", "grpo", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_grpo_lr3e-4_u300"),
+    ("copy4", "positive", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_positive_lr3e-4_u300"),
+    ("copy4", "ppo1", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_ppo1x1_lr3e-4_u300"),
+    ("copy4", "kl", "gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_kl0.1_lr3e-4_u300"),
 )
 COLOURS = {"recipe": BLUE, "copy4": ORANGE}
 
@@ -71,15 +68,15 @@ def compute() -> dict:
     start: its control's solve rate per split."""
     arms, controls = [], {}
     for warm, key, stem in ARMS:
-        fresh = json.loads((RESULTS / f"gym_v2_rl_fresh_{stem}.json").read_text())
-        if len(fresh["runs"]) != 3:
-            raise ValueError(f"{stem}: {len(fresh['runs'])} seeds; every arm drawn has three")
-        first = controls.setdefault(warm, (stem, fresh["control"]))
-        if not arl.same_evaluation(fresh["control"], first[1]):
+        fresh = load(stem)
+        if len(fresh.runs) != 3:
+            raise ValueError(f"{stem}: {len(fresh.runs)} seeds; every arm drawn has three")
+        first = controls.setdefault(warm, (stem, fresh.results["control"]))
+        if not arl.same_evaluation(fresh.results["control"], first[1]):
             raise ValueError(f"{stem}: its warm start's evaluation differs from {first[0]}'s")
         row = {"warm": warm, "key": key}
         for split in SPLITS:
-            _, control = arl.sharpening_control(fresh["control"], split)
+            _, control = arl.sharpening_control(fresh.results["control"], split)
             row[split] = rounded(arl.paired(arl.seeds_per_task(fresh, split, "t1"), control))
         arms.append(row)
     levels = {warm: [warm_and_control(sweep)[1][split][1] for split in SPLITS]
