@@ -1,4 +1,4 @@
-"""Appendix A saves: effective_sample_size, kl_estimators, mean_and_stderr, episodes_for_error_bar.
+"""Appendix A saves: importance sampling, KL estimators, error bars, comparing two arms (A.8).
 
 Each function is checked against an independent reference: explicit loops over weights or
 samples, closed forms, and exact expectations by enumeration over small categorical
@@ -167,3 +167,301 @@ def test_episodes_for_error_bar_closed_form_and_worst_case():
             assert 1.96 * math.sqrt(p * (1 - p) / (n - 1)) > 0.03
     assert arl.episodes_for_error_bar(0.3, 0.05) == arl.episodes_for_error_bar(0.7, 0.05)
     assert arl.episodes_for_error_bar(0.5, 0.05, z=1.0) == 100
+
+
+# ---------------------------------------------------------------- comparing two arms (A.8)
+
+
+def _gaussian_clusters(R, C, n, sd_cluster, sd_task, seed):
+    """R evaluations of C clusters of n tasks: effect 0.1 + cluster part + task part, [R, C * n]."""
+    gen = torch.Generator().manual_seed(seed)
+    u = sd_cluster * torch.randn(R, C, 1, generator=gen, dtype=torch.float64)
+    v = sd_task * torch.randn(R, C, n, generator=gen, dtype=torch.float64)
+    return (0.1 + u + v).reshape(R, C * n)
+
+
+def test_paired_stderr_exact_small_case_and_mean_and_stderr():
+    mean, se = arl.paired_stderr([0, 1, 1, 0], [1, 1, 1, 0])   # differences 1, 0, 0, 0
+    assert mean == 0.25 and se == pytest.approx(0.25, rel=1e-12)
+    gen = torch.Generator().manual_seed(20)
+    a = torch.rand(50, generator=gen, dtype=torch.float64)
+    b = torch.rand(50, generator=gen, dtype=torch.float64)
+    ref_mean, ref_se = arl.mean_and_stderr(b - a)
+    mean, se = arl.paired_stderr(a.tolist(), b.tolist())
+    assert mean == pytest.approx(ref_mean.item(), abs=1e-14)
+    assert se == pytest.approx(ref_se.item(), rel=1e-12)
+
+
+def test_paired_stderr_rejects_bad_input():
+    with pytest.raises(ValueError, match='same tasks'):
+        arl.paired_stderr([0.1, 0.2, 0.3], [0.1, 0.2])
+    with pytest.raises(ValueError, match='at least 2 tasks'):
+        arl.paired_stderr([0.5], [0.7])
+    with pytest.raises(ValueError, match='at least 2 tasks'):
+        arl.paired_stderr([], [])
+    with pytest.raises(TypeError, match='tolist'):
+        arl.paired_stderr(torch.zeros(3), torch.ones(3))
+    with pytest.raises(ValueError, match='not finite'):
+        arl.paired_stderr([0.1, float('nan')], [0.2, 0.3])
+
+
+def test_cluster_stderr_exact_small_case():
+    # residuals -1.5 -0.5 | 0.5 1.5: cluster sums -2 and 2; SE^2 = 2/1 * (4 + 4) / 16 = 1
+    mean, se = arl.cluster_stderr([1.0, 2.0, 3.0, 4.0], ['x', 'x', 'y', 'y'])
+    assert mean == 2.5 and se == pytest.approx(1.0, rel=1e-12)
+
+
+def test_cluster_stderr_with_one_task_per_cluster_is_the_paired_one():
+    gen = torch.Generator().manual_seed(21)
+    d = torch.randn(40, generator=gen, dtype=torch.float64).tolist()
+    mean, se = arl.cluster_stderr(d, [('t', i, 'kind') for i in range(40)])
+    assert (mean, se) == pytest.approx(arl.paired_stderr([0.0] * 40, d), rel=1e-12)
+
+
+def test_cluster_stderr_ignores_label_order_and_shift():
+    values = [0.3, -0.1, 0.8, 0.2, 0.0, 0.5, -0.4]
+    labels = ['a', 'b', 'a', 'c', 'b', 'c', 'a']
+    _, se = arl.cluster_stderr(values, labels)
+    order = [3, 0, 6, 1, 5, 2, 4]
+    _, se_perm = arl.cluster_stderr([values[i] for i in order], [labels[i] for i in order])
+    _, se_shift = arl.cluster_stderr([v + 7.0 for v in values], labels)
+    assert se_perm == pytest.approx(se, rel=1e-12) and se_shift == pytest.approx(se, rel=1e-9)
+
+
+def test_cluster_stderr_is_unbiased_for_equal_clusters_and_paired_is_not():
+    R, C, n, sd_c, sd_t = 3000, 20, 4, 0.2, 0.3
+    values = _gaussian_clusters(R, C, n, sd_c, sd_t, seed=22)
+    labels = [i // n for i in range(C * n)]
+    exact = sd_c**2 / C + sd_t**2 / (C * n)
+    clustered = [arl.cluster_stderr(row, labels)[1] ** 2 for row in values.tolist()]
+    paired = [arl.paired_stderr([0.0] * (C * n), row)[1] ** 2 for row in values.tolist()]
+    assert sum(clustered) / R == pytest.approx(exact, rel=0.05)
+    assert values.mean(-1).var().item() == pytest.approx(exact, rel=0.08)
+    assert sum(paired) / R < 0.6 * exact     # tasks treated as independent: far too small
+
+
+def test_cluster_stderr_rejects_bad_input():
+    with pytest.raises(ValueError, match='at least 2 clusters'):
+        arl.cluster_stderr([0.1, 0.2, 0.3], ['a', 'a', 'a'])
+    with pytest.raises(ValueError, match='3 tasks but clusters has 2'):
+        arl.cluster_stderr([0.1, 0.2, 0.3], ['a', 'b'])
+    with pytest.raises(ValueError, match='at least 2 clusters'):
+        arl.cluster_stderr([], [])
+    with pytest.raises(TypeError):
+        arl.cluster_stderr([0.1, 0.2], 'ab')
+
+
+def test_seed_stderr_exact_cases():
+    tasks = [0.5, -0.25, 0.0, 1.0, 0.25]
+    same = arl.seed_stderr([tasks, tasks, tasks])
+    assert same.seed_spread == 0 and same.seed_se == 0
+    assert same.noise_spread == pytest.approx(0.0, abs=1e-12)
+    assert same.task_se == pytest.approx(arl.paired_stderr([0.0] * 5, tasks)[1], rel=1e-12)
+    assert same.total_se == same.task_se
+    # additive seed offsets and nothing else: the residual is 0 and the seed part is exact
+    offsets = [0.1, -0.2, 0.4]
+    shifted = arl.seed_stderr([[x + g for x in tasks] for g in offsets])
+    spread = statistics_stdev(offsets)
+    assert shifted.noise_spread == pytest.approx(0.0, abs=1e-12)
+    assert shifted.seed_spread == pytest.approx(spread, rel=1e-12)
+    assert shifted.seed_se == pytest.approx(spread / math.sqrt(3), rel=1e-12)
+    assert shifted.mean == pytest.approx(sum(tasks) / 5 + sum(offsets) / 3, rel=1e-12)
+    assert shifted.total_se == pytest.approx(math.hypot(shifted.task_se, shifted.seed_se))
+    assert shifted.seed_means == pytest.approx([sum(tasks) / 5 + g for g in offsets])
+
+
+def statistics_stdev(values):
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def test_seed_stderr_total_matches_the_exact_variance():
+    R, S, N, sd_task, sd_seed, sd_rest = 2000, 4, 60, 0.3, 0.06, 0.15
+    gen = torch.Generator().manual_seed(23)
+    d = (sd_task * torch.randn(R, 1, N, generator=gen, dtype=torch.float64)
+         + sd_seed * torch.randn(R, S, 1, generator=gen, dtype=torch.float64)
+         + sd_rest * torch.randn(R, S, N, generator=gen, dtype=torch.float64))
+    fits = [arl.seed_stderr(d[r].tolist()) for r in range(R)]
+    exact_task = sd_task**2 / N + sd_rest**2 / (N * S)
+    exact_seed = sd_seed**2 / S
+    assert sum(f.task_se**2 for f in fits) / R == pytest.approx(exact_task, rel=0.05)
+    assert sum(f.seed_se**2 for f in fits) / R == pytest.approx(exact_seed, rel=0.1)
+    spread = statistics_stdev([f.mean for f in fits])
+    assert math.sqrt(sum(f.total_se**2 for f in fits) / R) == pytest.approx(spread, rel=0.05)
+
+
+def test_seed_stderr_clustered_task_part_and_errors():
+    rows = [[0.1, 0.3, -0.2, 0.4], [0.0, 0.5, -0.1, 0.2]]
+    labels = ['p', 'p', 'q', 'q']
+    fit = arl.seed_stderr(rows, labels)
+    averaged = [(x + y) / 2 for x, y in zip(*rows)]
+    assert fit.task_se == pytest.approx(arl.cluster_stderr(averaged, labels)[1], rel=1e-12)
+    with pytest.raises(ValueError, match='at least 2 seeds'):
+        arl.seed_stderr([[0.1, 0.2]])
+    with pytest.raises(ValueError, match='same tasks'):
+        arl.seed_stderr([[0.1, 0.2], [0.1, 0.2, 0.3]])
+    with pytest.raises(ValueError, match='at least 2 tasks'):
+        arl.seed_stderr([[0.1], [0.2]])
+    with pytest.raises(ValueError, match='at least 2 seeds'):
+        arl.seed_stderr([])
+
+
+def test_min_detectable_effect_quantiles_and_power():
+    from statistics import NormalDist
+    z = NormalDist()
+    assert arl.min_detectable_effect(1.0) == pytest.approx(z.inv_cdf(0.975) + z.inv_cdf(0.8))
+    assert arl.min_detectable_effect(1.0) == pytest.approx(2.8016, abs=1e-4)
+    assert arl.min_detectable_effect(0.0) == 0.0
+    assert arl.min_detectable_effect(0.03, comparisons=4) == pytest.approx(
+        arl.min_detectable_effect(0.03, alpha=0.05 / 4))
+    assert arl.min_detectable_effect(0.03, comparisons=1) == arl.min_detectable_effect(0.03)
+    se = 0.02
+    for power in (0.5, 0.8, 0.9):
+        mde = arl.min_detectable_effect(se, power=power)
+        reached = z.cdf(mde / se - z.inv_cdf(0.975)) + z.cdf(-mde / se - z.inv_cdf(0.975))
+        assert reached == pytest.approx(power, abs=1e-3)
+
+
+def test_min_detectable_effect_power_by_simulation():
+    gen = torch.Generator().manual_seed(24)
+    R, N, sd = 20_000, 100, 0.3
+    mde = arl.min_detectable_effect(sd / math.sqrt(N))
+    x = mde + sd * torch.randn(R, N, generator=gen, dtype=torch.float64)
+    mean, se = arl.mean_and_stderr(x)
+    assert ((mean / se).abs() > 1.96).double().mean().item() == pytest.approx(0.8, abs=0.015)
+
+
+def test_min_detectable_effect_rejects_bad_input():
+    with pytest.raises(ValueError, match='se'):
+        arl.min_detectable_effect(-0.1)
+    with pytest.raises(ValueError, match='se'):
+        arl.min_detectable_effect(float('nan'))
+    with pytest.raises(ValueError, match='alpha and power'):
+        arl.min_detectable_effect(0.1, alpha=1.5)
+    with pytest.raises(ValueError, match='alpha and power'):
+        arl.min_detectable_effect(0.1, power=0.0)
+    for m in (0, 1.5):
+        with pytest.raises(ValueError, match='comparisons'):
+            arl.min_detectable_effect(0.1, comparisons=m)
+
+
+def test_bernoulli_sample_var_is_the_sample_variance_of_the_episodes():
+    # per task, rate (1 - rate) * k / (k - 1) is the n - 1 sample variance of its 0/1 outcomes
+    episodes = [[1, 0, 0, 1, 1, 0, 0, 0], [1] * 8, [0, 1, 0, 0, 0, 0, 0, 0]]
+    rates = [sum(e) / 8 for e in episodes]
+    expected = sum(statistics_stdev(e) ** 2 for e in episodes) / 3
+    assert arl.bernoulli_sample_var(rates, 8) == pytest.approx(expected, rel=1e-12)
+    gen = torch.Generator().manual_seed(25)
+    p = torch.rand(4000, generator=gen, dtype=torch.float64)
+    draws = (torch.rand(4000, 4, generator=gen, dtype=torch.float64) < p[:, None]).double()
+    estimate = arl.bernoulli_sample_var(draws.mean(-1).tolist(), 4)
+    assert estimate == pytest.approx((p * (1 - p)).mean().item(), rel=0.05)
+    with pytest.raises(ValueError, match='at least 2 samples'):
+        arl.bernoulli_sample_var([0.5], 1)
+    with pytest.raises(ValueError, match=r'\[0, 1\]'):
+        arl.bernoulli_sample_var([0.5, 1.5], 8)
+    with pytest.raises(ValueError, match='empty'):
+        arl.bernoulli_sample_var([], 8)
+
+
+def _anova_loop(values, labels):
+    groups = {}
+    for x, c in zip(values, labels):
+        groups.setdefault(c, []).append(x)
+    N, C = len(values), len(groups)
+    mean = sum(values) / N
+    msw = sum((x - sum(g) / len(g)) ** 2 for g in groups.values() for x in g) / (N - C)
+    msb = sum(len(g) * (sum(g) / len(g) - mean) ** 2 for g in groups.values()) / (C - 1)
+    n0 = (N - sum(len(g) ** 2 for g in groups.values()) / N) / (C - 1)
+    return msw, msb, n0
+
+
+def test_variance_components_match_one_way_anova_by_hand():
+    values = [0.2, 0.4, 0.1, 0.9, 0.7, -0.3, 0.0, 0.1, 0.5]
+    labels = ['a', 'a', 'a', 'b', 'b', 'c', 'c', 'c', 'c']
+    msw, msb, n0 = _anova_loop(values, labels)
+    comp = arl.variance_components(values, labels, samples=4, sample_var=0.2)
+    assert comp.cluster == pytest.approx(max(0.0, (msb - msw) / n0), rel=1e-12)
+    assert comp.task == pytest.approx(max(0.0, msw - 0.2 / 4), rel=1e-12)
+    assert comp.sample == 0.2
+    flat = arl.variance_components([1.0, 1.0, 2.0, 2.0], ['a', 'a', 'b', 'b'])
+    assert flat.task == 0.0 and flat.cluster == pytest.approx(0.5, rel=1e-12)
+    noisy = arl.variance_components([1.0, 0.0, 1.0, 0.0], ['a', 'a', 'b', 'b'])
+    assert noisy.cluster == 0.0                       # clipped: clusters differ less than tasks
+
+
+def test_variance_components_are_unbiased_by_simulation():
+    R, C, n, sd_c, sd_t = 2000, 25, 3, 0.3, 0.2
+    values = _gaussian_clusters(R, C, n, sd_c, sd_t, seed=26)
+    labels = [i // n for i in range(C * n)]
+    fits = [arl.variance_components(row, labels) for row in values.tolist()]
+    assert sum(f.cluster for f in fits) / R == pytest.approx(sd_c**2, rel=0.05)
+    assert sum(f.task for f in fits) / R == pytest.approx(sd_t**2, rel=0.05)
+
+
+def test_variance_components_reject_bad_input():
+    with pytest.raises(ValueError, match='one task'):
+        arl.variance_components([0.1, 0.2, 0.3], ['a', 'b', 'c'])
+    with pytest.raises(ValueError, match='at least 2 clusters'):
+        arl.variance_components([0.1, 0.2], ['a', 'a'])
+    with pytest.raises(ValueError, match='sample_var'):
+        arl.variance_components([0.1, 0.2, 0.3, 0.4], ['a', 'a', 'b', 'b'], sample_var=-1.0)
+    with pytest.raises(ValueError, match='2 labels'):
+        arl.variance_components([0.1, 0.2, 0.3], ['a', 'b'])
+
+
+def test_effective_clusters_and_design_stderr_for_unequal_clusters():
+    assert arl.effective_clusters(['a'] * 4 + ['b'] * 4 + ['c'] * 4) == pytest.approx((3.0, 4.0))
+    assert arl.effective_clusters(['a', 'b', 'b', 'b']) == pytest.approx((1.6, 2.5))
+    comp = arl.VarianceComponents(cluster=0.02, task=0.05, sample=0.2)
+    sizes = [1, 2, 2, 4, 6]
+    labels = [c for c, n in enumerate(sizes) for _ in range(n)]
+    N, k = sum(sizes), 8
+    exact = (0.02 * sum(n * n for n in sizes) / N**2 + (0.05 + 0.2 / k) / N)
+    C_eff, n_eff = arl.effective_clusters(labels)
+    assert arl.design_stderr(comp, C_eff, n_eff, k) ** 2 == pytest.approx(exact, rel=1e-12)
+    assert arl.design_stderr(comp, 10, 3, 4) == pytest.approx(
+        math.sqrt(0.02 / 10 + 0.05 / 30 + 0.2 / 120), rel=1e-12)
+    with pytest.raises(ValueError, match='non-empty'):
+        arl.effective_clusters([])
+    with pytest.raises(ValueError, match='>= 1'):
+        arl.design_stderr(comp, 0, 3, 4)
+
+
+def test_design_stderr_matches_simulated_spread():
+    R, C, n, sd_c, sd_t = 4000, 12, 5, 0.2, 0.4
+    values = _gaussian_clusters(R, C, n, sd_c, sd_t, seed=27)
+    comp = arl.VarianceComponents(sd_c**2, sd_t**2, 0.0)
+    assert values.mean(-1).std().item() == pytest.approx(arl.design_stderr(comp, C, n, 1),
+                                                         rel=0.04)
+
+
+def test_plan_design_feasible_case_gives_the_smallest_resources():
+    comp = arl.VarianceComponents(cluster=0.005, task=0.04, sample=0.3)
+    plan = arl.plan_design(comp, 0.05, 60, 4, 8)
+    mde = lambda C, n, k: arl.min_detectable_effect(arl.design_stderr(comp, C, n, k))
+    assert plan.mde == pytest.approx(mde(60, 4, 8)) and plan.mde > 0.05
+    assert plan.floor == pytest.approx(arl.min_detectable_effect(math.sqrt(0.005 / 60)))
+    assert mde(60, plan.tasks_per_cluster, 8) <= 0.05 < mde(60, plan.tasks_per_cluster - 1, 8)
+    assert mde(plan.clusters, 4, 8) <= 0.05 < mde(plan.clusters - 1, 4, 8)
+    assert mde(60, 4, plan.samples) <= 0.05 < mde(60, 4, plan.samples - 1)
+    assert 'reachable' in plan.note
+    # with two tasks per cluster the task term alone is too large: episodes cannot help
+    two = arl.plan_design(comp, 0.05, 60, 2, 8)
+    assert two.samples is None and two.tasks_per_cluster == plan.tasks_per_cluster
+    done = arl.plan_design(comp, 0.2, 60, 2, 8)
+    assert done.mde <= 0.2 and done.note.startswith('resolves')
+
+
+def test_plan_design_impossible_case_says_so():
+    comp = arl.VarianceComponents(cluster=0.022, task=0.048, sample=0.018)
+    plan = arl.plan_design(comp, 0.05, 30, 10, 8)
+    assert plan.tasks_per_cluster is None and plan.samples is None
+    assert plan.floor > 0.05 and plan.mde > plan.floor
+    assert 'out of reach' in plan.note and f'{plan.clusters} clusters' in plan.note
+    mde = lambda C: arl.min_detectable_effect(arl.design_stderr(comp, C, 10, 8))
+    assert mde(plan.clusters) <= 0.05 < mde(plan.clusters - 1)
+    with pytest.raises(ValueError, match='effect'):
+        arl.plan_design(comp, 0.0, 30, 10, 8)
+    stricter = arl.plan_design(comp, 0.05, 30, 10, 8, comparisons=2)
+    assert stricter.clusters > plan.clusters and stricter.floor > plan.floor
