@@ -2,7 +2,7 @@
 
     python scripts/bench_rollouts.py                           # 64 episodes, 40 sandbox calls
     python scripts/bench_rollouts.py --episodes 8 --calls 5    # a quick run (the tests use it)
-    python scripts/bench_rollouts.py --out book/labs/results/bench_rollouts.json
+    python scripts/bench_rollouts.py --out book/labs/results/bench_rollouts.json   # the record
     python scripts/bench_rollouts.py --kernels    # also: the share of the fast step in ATen's
                                                   # matmul and attention kernels
 
@@ -18,7 +18,9 @@ profiler, which sums the time spent inside the matrix-multiply and attention ker
 that no rearranging of the Python around them can go below, short of changing the model, the
 episodes' lengths or the precision. Torch runs on one thread. Times are wall-clock seconds and,
 since the machine may be shared, also the CPU seconds of this process (sandbox work in other
-processes is not in the CPU figure).
+processes is not in the CPU figure). --out writes the figures as a lab record (schema 1, kind
+'benchmark', read by the chapters with agentrl.load_record('bench_rollouts')): the run's
+settings as its recipe, the machine it ran on, and the three measurements as its results.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
+import platform
 import random
 import statistics
 import sys
@@ -34,12 +38,12 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import agentrl as arl
 
-import agentrl as arl  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 WARM_START = ROOT / "book" / "labs" / "results" / "warm_start.pt"
+LAB = "scripts/bench_rollouts.py"   # the record's `lab`: the script that makes it
 GROUP_SIZE = 4
 LR = 3e-4
 
@@ -230,6 +234,36 @@ def run(episodes=64, calls=40, seed=0, workers=1, with_kernels=False):
     return res
 
 
+def machine():
+    """The machine the figures were measured on: its CPU's model name, ATen's kernel set, the
+    torch version and the number of torch threads."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:                                   # not Linux
+        cpuinfo = ""
+    names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
+             if line.startswith("model name")]
+    return {"cpu": names[0] if names else platform.processor() or "unknown",
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def record(res):
+    """run()'s figures as a lab record (schema 1): its config as the recipe, the machine, and
+    the measurements (sampling, update, sandbox and, with --kernels, kernels) as the results."""
+    results = {key: value for key, value in res.items() if key != "config"}
+    return {"schema": arl.RECORD_SCHEMA, "lab": LAB, "kind": "benchmark",
+            "recipe": res["config"], "machine": machine(), "results": results}
+
+
+def write_record(path, res):
+    """Write record(res) to path atomically: a temporary file beside it, then a rename."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record(res), indent=1) + "\n")
+    os.replace(tmp, path)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64, help="a multiple of 4")
@@ -238,14 +272,12 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=1, help="SandboxPool workers")
     parser.add_argument("--kernels", action="store_true",
                         help="also time the fast step's matmul and attention kernels")
-    parser.add_argument("--out", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--out", type=Path, help="also write the figures as a lab record (JSON)")
     args = parser.parse_args(argv)
     res = run(args.episodes, args.calls, args.seed, args.workers, args.kernels)
     print(report(res))
     if args.out:
-        tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(res, indent=1) + "\n")
-        tmp.replace(args.out)
+        write_record(args.out, res)
     return 0
 
 

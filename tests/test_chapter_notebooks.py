@@ -1,16 +1,21 @@
 """The chapter notebooks the site offers run in a reader's own kernel against the installed agentrl.
 
-Needs the built site (``make html``): each chapter page links ``_notebooks/<chapter>.ipynb``
-(``ext/chapter_header.py``, built by ``ext/notebook.py``). A notebook is executed here with
-nbclient in a plain ``python3`` kernel started in an empty directory, with no ``PYTHONPATH``
-(so no staged library: ``agentrl`` is the one installed from this repository with
-``pip install -e .``) and no ``AGENTRL_BOOK``. Each cell must print what its recorded output
-says (cells tagged ``volatile-output`` only must not fail).
+The site offers every chapter as ``_notebooks/<chapter>.ipynb`` (``ext/chapter_header.py``), built
+by ``ext.notebook.chapter_notebook`` from the chapter file; the tests build it with the same
+function, so they need no site. A notebook is executed here with nbclient in a plain ``python3``
+kernel started in an empty directory, with no ``PYTHONPATH`` (so no staged library: ``agentrl``
+is the one installed from this repository with ``pip install -e .``) and no ``AGENTRL_BOOK``,
+which only the press sets. Each cell must print what its recorded output says (cells tagged
+``volatile-output`` only must not fail).
 
-* chapter 0, whole;
-* chapter 6 from its first cell to the cell that reads the labs' results: the saved
-  ``lab_results()`` finds them beside the installed package; the chapters after it call
-  ``agentrl.lab_results()``, checked the same way;
+* the rule that makes this hold for every chapter, checked statically on both locales: chapters
+  reach the labs' records only through ``load_record`` (Chapter 0), by stem. Only Chapter 0's
+  save cells, which define that reader, may name ``AGENTRL_BOOK``, build a path from the
+  environment, call ``lab_results()`` or open a record's file; no other chapter mentions
+  ``AGENTRL_BOOK``, in code or prose;
+* chapters 0, 5, 13 and 14, whole: Chapter 0 saves the reader, the others read records (the
+  benchmark, the warm start's checkpoint, the LoRA runs) in cells a plain kernel must run;
+* chapter 6, both locales, from its first cell to the cell that first reads a record;
 * ``lab_results()`` with neither ``AGENTRL_BOOK`` nor a repository beside the package raises
   an error that says what to set.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,19 +37,54 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ext.chapter_header import FOLDER  # noqa: E402
+from ext.chapters import book_order, read_chapter  # noqa: E402
 from ext.execute import BOOK_VARIABLE  # noqa: E402
 from ext.locale_table import LOCALES  # noqa: E402
+from ext.notebook import chapter_notebook  # noqa: E402
 
-SITE = ROOT / "_build" / "site"
-READS_LABS = "lab_results()"
+BOOK = ROOT / "book"
+READER_CHAPTER = "00-notation"   # its save cells define lab_results and load_record
+READS_RECORD = "arl.load_record("
+
+# What a chapter's code cell may not do outside Chapter 0's save cells: each pattern, on one line.
+FORBIDDEN = {
+    "names AGENTRL_BOOK": re.compile(BOOK_VARIABLE),
+    "builds a path from the environment": re.compile(
+        r"os\.(environ|getenv)\b.*(Path\(|os\.path|\s/\s|labs)"
+        r"|(Path|os\.path\.\w+)\(\s*os\.(environ|getenv)"),
+    "finds the records' folder itself": re.compile(r"\blab_results\("),
+    "names the records' folder": re.compile(r"labs/results|['\"]labs['\"]\s*[/,]\s*['\"]results['\"]"),
+    "reads a JSON file": re.compile(r"json\.loads?\(.*(read_text\(|open\()"),
+    "globs for records": re.compile(r"\.glob\(\s*['\"][^'\"]*\.json"),
+    "opens a checkpoint by its file name": re.compile(r"\.pt['\"]"),
+}
 
 
-def downloaded(locale: str, chapter: str) -> nbformat.NotebookNode:
-    path = SITE / locale / FOLDER / f"{chapter}.ipynb"
-    if not path.is_file():
-        pytest.fail(f"no notebook {path.relative_to(ROOT)}: run `make html` first", pytrace=False)
-    return nbformat.read(path, as_version=4)
+def chapter_paths() -> list[tuple[str, Path]]:
+    """(locale, path) of every chapter of the book, in both locales."""
+    return [(locale.folder, BOOK / locale.folder / path.name)
+            for locale in LOCALES for path in book_order(BOOK / "en")]
+
+
+def test_chapters_read_records_only_through_load_record():
+    found = []
+    for locale, path in chapter_paths():
+        chapter = read_chapter(path)
+        for cell in chapter.cells:
+            if path.stem == READER_CHAPTER and cell.is_save:
+                continue
+            first = cell.first_code_line or cell.line + 1
+            for offset, line in enumerate(cell.source.splitlines()):
+                found += [f"{locale}/{path.name}:{first + offset}: {what}: {line.strip()}"
+                          for what, pattern in FORBIDDEN.items() if pattern.search(line)]
+        if path.stem != READER_CHAPTER and BOOK_VARIABLE in chapter.prose():
+            found.append(f"{locale}/{path.name}: the prose mentions {BOOK_VARIABLE}")
+    assert not found, "\n".join(found)
+
+
+def notebook(locale: str, chapter: str) -> nbformat.NotebookNode:
+    """The notebook the site offers for book/<locale>/<chapter>.md."""
+    return chapter_notebook(read_chapter(BOOK / locale / f"{chapter}.md"))
 
 
 def reader_environment() -> dict[str, str]:
@@ -82,23 +123,24 @@ def code_cells(notebook: nbformat.NotebookNode) -> list[dict]:
     return [cell for cell in notebook.cells if cell.cell_type == "code"]
 
 
-def test_chapter_0_notebook_runs_in_a_plain_kernel(tmp_path):
-    notebook = downloaded(LOCALES[0].folder, "00-notation")
-    assert_same_outputs(code_cells(notebook), execute(notebook, tmp_path), "00-notation")
+@pytest.mark.parametrize("chapter", ["00-notation", "05-trajectories-and-templates",
+                                     "13-rollout-systems", "14-efficiency"])
+def test_chapter_notebook_runs_in_a_plain_kernel(chapter, tmp_path):
+    book = notebook(LOCALES[0].folder, chapter)
+    assert_same_outputs(code_cells(book), execute(book, tmp_path), chapter)
 
 
 @pytest.mark.parametrize("locale", [locale.folder for locale in LOCALES])
-def test_chapter_6_notebook_reads_the_lab_results_without_the_press(locale, tmp_path):
-    notebook = downloaded(locale, "06-policy-gradient")
-    cells = code_cells(notebook)
-    reading = next(i for i, cell in enumerate(cells) if cell.source.startswith(f"results = {READS_LABS}"))
-    saving = next(i for i, cell in enumerate(cells) if "def lab_results" in cell.source)
-    wanted = [cells[0], cells[saving], cells[reading]]
-    later = nbformat.v4.new_code_cell("import agentrl\nprint(agentrl.lab_results() == results)")
-    trimmed = nbformat.v4.new_notebook(cells=[*wanted, later], metadata=notebook.metadata)
+def test_chapter_6_notebook_reads_a_record_without_the_press(locale, tmp_path):
+    book = notebook(locale, "06-policy-gradient")
+    cells = code_cells(book)
+    reading = next(i for i, cell in enumerate(cells) if READS_RECORD in cell.source)
+    wanted = [cells[0], cells[reading]]
+    later = nbformat.v4.new_code_cell("print(warm.folder == arl.lab_results(), warm.checkpoint.name)")
+    trimmed = nbformat.v4.new_notebook(cells=[*wanted, later], metadata=book.metadata)
     executed = execute(trimmed, tmp_path)
     assert_same_outputs(wanted, executed[:-1], "06-policy-gradient")
-    assert printed(executed[-1]).strip() == "True"
+    assert printed(executed[-1]).strip() == "True warm_start.pt"
 
 
 def test_lab_results_says_what_to_set_when_it_finds_nothing(tmp_path):

@@ -12,12 +12,18 @@ TinyAgent.
 
 from __future__ import annotations
 
+import json
 import random
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 import agentrl as arl
+from lab_results import load_lab
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -362,3 +368,31 @@ def test_rollout_batch_with_an_adapted_model_equals_rollout():
         assert torch.equal(a.ids, b.ids) and torch.equal(a.action_mask, b.action_mask)
         assert (a.text, a.reward) == (b.text, b.reward)
         assert (a.logp - b.logp).abs().max().item() < 1e-5
+
+
+# ---- the benchmark's record (Sections 5.7 and 14.1 read it) --------------------------------
+
+def test_bench_rollouts_writes_the_record_the_chapters_read(tmp_path):
+    """scripts/bench_rollouts.py --out writes a schema-1 'benchmark' record, atomically (no
+    temporary file left), in the committed record's layout: its settings as the recipe, the
+    machine, and the three measurements as the results."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_rollouts
+    committed = load_lab("bench_rollouts")
+    res = {**committed.results, "config": committed.recipe}      # what run() returns
+    out = tmp_path / "bench_rollouts.json"
+    bench_rollouts.write_record(out, res)
+    assert list(tmp_path.iterdir()) == [out]
+    written = json.loads(out.read_text())
+    assert list(written) == ["schema", "lab", "kind", "recipe", "machine", "results"]
+    assert list(written["recipe"]) == list(committed.recipe)
+    assert list(written["results"]) == ["sampling", "update", "sandbox"]
+    assert set(written["machine"]) == {"cpu", "cpu_capability", "torch", "threads"}
+    assert written["machine"]["torch"] == torch.__version__
+    record = arl.load_record("bench_rollouts", tmp_path)
+    assert (record.lab, record.kind) == (committed.lab, committed.kind) == (
+        "scripts/bench_rollouts.py", "benchmark")
+    assert (record.recipe, record.results) == (committed.recipe, committed.results)
+    res["kernels"] = {"sampling_s": 1.0}                           # --kernels adds its figures
+    bench_rollouts.write_record(out, res)
+    assert arl.load_record("bench_rollouts", tmp_path).results["kernels"] == {"sampling_s": 1.0}

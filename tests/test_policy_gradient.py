@@ -2,20 +2,24 @@
 
 These tests import the generated package (``scripts/build_library.py``). The statistical test
 uses a fixed seed and a tolerance of several standard errors, so it is deterministic and far
-from its threshold. The lab tests read the committed results under ``book/labs/results`` and
-skip when a file is absent (a lab that has not been run yet).
+from its threshold. The lab tests read the committed records under ``book/labs/results``
+through ``agentrl.load_record``; a missing record fails its test. The variant gym's padding and
+weighted imitation loss (Section 6.6) are checked against the labs' code they replaced, copied
+here as the oracle.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import random
 
 import pytest
 import torch
 
 import agentrl as arl
-from lab_results import RESULTS, load_lab
+from lab_results import load_lab
 
 
 
@@ -183,6 +187,185 @@ def test_collect_episodes_and_solve_rate_are_reproducible():
     assert res.rate == 0.0 and res.stderr == 0.0 and res.per_task.shape == (2,)
 
 
+# ---- the variant gym's warm starts: padding and the weighted loss (Section 6.6) -------------
+# The labs' code these saves replaced (book/labs/gym_v2.py and gym_v2_warm_start.py), copied
+# unchanged as the oracle: the saves must give the same outputs on the same inputs.
+
+def lab_pad_blank_lines(task, most, seed=0):
+    rng = random.Random(f'{seed}:pad:{task.template}:{task.variant}:{task.line}:{task.kind}')
+    code = task.code.splitlines(keepends=True)
+    solution = task.solution.splitlines(keepends=True)
+    assert len(code) == len(solution), task.id     # a 'sub' fix changes one line in place
+    line = task.line
+    for _ in range(rng.randint(0, most)):
+        at = rng.randint(2, len(code))              # the new blank line becomes line `at`
+        code.insert(at - 1, '\n')
+        solution.insert(at - 1, '\n')
+        line += at <= line
+    op, _, body = task.fix.split(' ', 2)
+    return dataclasses.replace(task, code=''.join(code), solution=''.join(solution), line=line,
+                               fix=f'{op} {line} {body}')
+
+
+def lab_edit_parts(action, tok):
+    opening, close = '<call> edit ', ' </call>'
+    if not action.startswith(opening):
+        pieces = [('calls', action)]
+    else:
+        assert action.endswith(close), action
+        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
+        old, bar, new = patch.partition('|')
+        assert bar and line.isdigit(), action
+        pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
+                  ('new', bar + new), ('calls', close)]
+    return [name for name, text in pieces for _ in tok.encode(text)]
+
+
+def lab_part_weights(copy_weight=1, overrides=()):
+    weights = {'line': copy_weight, 'old': copy_weight, 'new': 1}
+    weights.update(overrides)
+    return weights
+
+
+def lab_weight_the_copy(ids, mask, tokenizer, weights):
+    out = list(mask)
+    if all(w == 1 for w in weights.values()):
+        return out
+    for start, end in reversed(arl.action_spans(torch.tensor(mask, dtype=torch.float))):
+        action = tokenizer.decode(ids[start:end])
+        if action.startswith('<call> edit '):
+            for i, name in zip(range(start, end), lab_edit_parts(action, tokenizer)):
+                out[i] = weights.get(name, 1)
+            break
+    return out
+
+
+@pytest.fixture(scope="module")
+def variant_tasks():
+    return arl.make_variant_tasks(validate=False)
+
+
+def some_tasks(tasks, n=12):
+    """n tasks of different templates, splits and variants, the same every run."""
+    return random.Random(6).sample(tasks, n)
+
+
+def test_pad_blank_lines_equals_the_labs_padding(variant_tasks):
+    for most, seed in ((6, 0), (2, 0), (6, 1)):
+        for task in variant_tasks[::7]:
+            assert arl.pad_blank_lines(task, most, seed) == lab_pad_blank_lines(task, most, seed)
+
+
+def test_padding_moves_the_line_and_the_fix_together(variant_tasks):
+    moved = 0
+    for task in variant_tasks[::5]:
+        padded = arl.pad_blank_lines(task, 6)
+        code, new_code = task.code.splitlines(), padded.code.splitlines()
+        assert 0 <= len(new_code) - len(code) <= 6
+        assert new_code[0] == code[0]                                     # never above the def
+        assert [x for x in new_code if x.strip()] == [x for x in code if x.strip()]
+        assert [x for x in padded.solution.splitlines() if x.strip()] == [
+            x for x in task.solution.splitlines() if x.strip()]
+        assert new_code[padded.line - 1] == code[task.line - 1]          # the bug's line moved
+        assert padded.solution.splitlines()[padded.line - 1] == task.solution.splitlines()[task.line - 1]
+        op, line, body = padded.fix.split(' ', 2)
+        assert int(line) == padded.line and f'{op} {task.line} {body}' == task.fix
+        assert (padded.id, padded.template, padded.variant, padded.kind, padded.split,
+                padded.visible, padded.hidden) == (task.id, task.template, task.variant, task.kind,
+                                                   task.split, task.visible, task.hidden)
+        assert arl.pad_blank_lines(task, 6) == padded                      # seeded
+        moved += padded.line != task.line
+    assert moved > len(variant_tasks[::5]) // 3                           # most lines do move
+
+
+def test_padding_with_most_zero_is_the_identity(variant_tasks):
+    tasks = some_tasks(variant_tasks)
+    assert all(arl.pad_blank_lines(t, 0) == t for t in tasks)
+    same = arl.pad_tasks(tasks, 0, env=None)                              # no sandbox needed
+    assert same == tasks and same is not tasks
+
+
+def test_padded_tasks_stay_valid(variant_tasks):
+    tasks = some_tasks(variant_tasks)
+    env = arl.BugFixEnv(cache={})
+    padded = arl.pad_tasks(tasks, 6, env)                                  # raises if one fails
+    assert [t.id for t in padded] == [t.id for t in tasks]
+    assert all(arl.validate_task(t, run=env.run) == (True, 'ok') for t in padded)
+    assert padded == [lab_pad_blank_lines(t, 6) for t in tasks]
+
+
+def test_pad_tasks_raises_on_a_task_the_padding_broke(variant_tasks):
+    task = some_tasks(variant_tasks, 1)[0]
+    broken = dataclasses.replace(task, hidden=())                          # no test catches it
+    with pytest.raises(ValueError, match=f'padded task {task.id} .*hidden tests miss the bug'):
+        arl.pad_tasks([broken], 6, arl.BugFixEnv(cache={}))
+
+
+def expert_episodes(tasks, tok):
+    """(ids, loss mask) of expert and recovery episodes, with and without the line hint, on the
+    tasks padded and as they are, cut after the last action as the warm-start lab cuts them."""
+    plain, hinted = arl.BugFixEnv(cache={}), arl.HintedBugFixEnv(hint=True, cache={})
+    tasks = [arl.pad_blank_lines(t, 6) for t in tasks[:len(tasks) // 2]] + tasks[len(tasks) // 2:]
+    out = []
+    for task, (env, policy) in zip(tasks, itertools.cycle(
+            [(plain, arl.expert_policy), (plain, arl.recovery_policy),
+             (hinted, arl.expert_policy), (hinted, arl.recovery_policy)])):
+        traj = arl.teacher_rollout(env, task, tok, policy)
+        assert traj.reward == 1.0
+        mask = [int(v) for v in traj.action_mask.tolist()]
+        end = max(i for i, v in enumerate(mask) if v) + 1
+        out.append((traj.ids[:end].tolist(), mask[:end]))
+    return out
+
+
+def test_edit_parts_names_every_token_of_an_action():
+    tok = arl.CharTokenizer()
+    action = '<call> edit sub 12 x + 1|x - 1 </call>'
+    parts = arl.edit_parts(action, tok)
+    assert len(parts) == len(tok.encode(action)) and set(parts) == set(arl.EDIT_PART_NAMES)
+    by_part = {name: tok.decode([i for i, p in zip(tok.encode(action), parts) if p == name])
+               for name in arl.EDIT_PARTS}
+    assert by_part == {'line': '12', 'old': 'x + 1', 'new': '|x - 1'}
+    assert set(arl.edit_parts('<call> read </call>', tok)) == {'calls'}
+    assert arl.EDIT_PARTS == tuple(p for p in arl.EDIT_PART_NAMES if p != 'calls')
+    assert arl.edit_parts(action, tok) == lab_edit_parts(action, tok)
+
+
+def test_part_weights_by_hand():
+    assert arl.part_weights() == {'line': 1, 'old': 1, 'new': 1}
+    assert arl.part_weights(4) == {'line': 4, 'old': 4, 'new': 1}
+    assert arl.part_weights(4, {'old': 10, 'new': 4}.items()) == {'line': 4, 'old': 10, 'new': 4}
+
+
+def test_weighted_mask_weights_only_the_last_edit(variant_tasks):
+    tok = arl.CharTokenizer()
+    weights = arl.part_weights(4, (('new', 3),))
+    for ids, mask in expert_episodes(some_tasks(variant_tasks, 8), tok):
+        out = arl.weighted_action_mask(ids, mask, tok, weights)
+        assert len(out) == len(mask)
+        edits = [(a, b) for a, b in arl.action_spans(torch.tensor(mask, dtype=torch.float))
+                 if tok.decode(ids[a:b]).startswith('<call> edit ')]
+        start, end = edits[-1]
+        parts = arl.edit_parts(tok.decode(ids[start:end]), tok)
+        for i, (m, w) in enumerate(zip(mask, out)):
+            if start <= i < end:
+                assert w == {'calls': 1, **weights}[parts[i - start]]
+            else:
+                assert w == m                    # observations 0, other actions (the mistake) 1
+        assert arl.weighted_action_mask(ids, mask, tok, arl.part_weights()) == mask
+
+
+def test_weighted_mask_equals_the_labs_on_expert_episodes(variant_tasks):
+    tok = arl.CharTokenizer()
+    episodes = expert_episodes(some_tasks(variant_tasks, 8), tok)
+    for args in ((), (4,), (10,), (4, {'old': 10, 'new': 4}.items())):
+        weights = arl.part_weights(*args)
+        assert weights == lab_part_weights(*args)
+        for ids, mask in episodes:
+            assert (arl.weighted_action_mask(ids, mask, tok, weights)
+                    == lab_weight_the_copy(ids, mask, tok, weights))
+
+
 # ---- evaluation: learning or sharpening (Section 6.8) ---------------------------------------
 
 def pass_at_k_by_enumeration(n, c, k):
@@ -320,38 +503,40 @@ def test_expert_path_probability_is_the_product_of_step_probabilities():
 
 def test_warm_start_results_have_expected_keys():
     rec = load_lab("warm_start")
-    for key in ("lab", "torch_version", "model_config", "parameters", "seed", "eval_seed",
-                "steps", "batch_size", "lr", "metrics"):
-        assert key in rec, key
+    assert isinstance(rec, arl.WarmStartRecord) and rec.lab == "book/labs/warm_start.py"
+    assert rec.machine["torch"]
+    for key in ("model_config", "seed", "eval_seed", "steps", "batch_size", "lr"):
+        assert key in rec.recipe, key
     for key in ("train_t1", "train_greedy", "heldout_t1", "heldout_greedy"):
-        m = rec["metrics"][key]
+        m = rec.metrics[key]
         assert 0.0 <= m["rate"] <= 1.0 and m["stderr"] >= 0.0 and m["episodes"] > 0
-    assert 0.05 <= rec["metrics"]["train_t1"]["rate"] <= 0.6   # a start RL can learn from
-    state = torch.load(RESULTS / "warm_start.pt", weights_only=True)
-    model = arl.TinyAgent(**state["model_config"])
-    model.load_state_dict(state["state_dict"])
-    assert sum(p.numel() for p in model.parameters()) == rec["parameters"]
+    assert 0.05 <= rec.metrics["train_t1"]["rate"] <= 0.6   # a start RL can learn from
+    model = arl.load_checkpoint(rec.checkpoint)
+    assert sum(p.numel() for p in model.parameters()) == rec.results["parameters"]
 
 
 def test_reinforce_seeds_results_have_expected_keys():
     rec = load_lab("reinforce_seeds")
-    for key in ("lab", "torch_version", "warm_start", "recipe", "eval", "before", "runs"):
-        assert key in rec, key
-    assert len(rec["runs"]) >= 2
-    for run in rec["runs"]:
+    assert rec.kind == "seeds" and rec.lab == "book/labs/reinforce_seeds.py"
+    assert rec.machine["torch"]
+    for key in ("warm_start", "eval", "rl_tasks", "steps"):
+        assert key in rec.recipe, key
+    before, runs = rec.results["before"], rec.results["runs"]
+    assert len(runs) >= 2
+    for run in runs:
         assert {"seed", "steps", "after", "mean_reward_first", "mean_reward_last"} <= set(run)
         for split, m in run["after"].items():
-            assert split in rec["before"]
+            assert split in before
             assert 0.0 <= m["rate"] <= 1.0 and m["stderr"] >= 0.0
-        assert len(run["curve"]) == run["steps"] == rec["recipe"]["steps"]
+        assert len(run["curve"]) == run["steps"] == rec.recipe["steps"]
         assert run["zero_gradient_steps"] == sum(r == 0.0 for r in run["curve"])
 
 
 def test_reinforce_seeds_support_the_chapter_claims():
     """Section 6.7's Evidence callout: what the three seeds do and do not show."""
-    rec = load_lab("reinforce_seeds")
-    assert [run["seed"] for run in rec["runs"]] == [0, 1, 2]
-    for run in rec["runs"]:
+    runs = load_lab("reinforce_seeds").results["runs"]
+    assert [run["seed"] for run in runs] == [0, 1, 2]
+    for run in runs:
         gain = run["paired_diff"]["rl_t1"]
         assert gain["mean"] > 3 * gain["stderr"]                 # sampled solve rate rose
         greedy = run["paired_diff"]["rl_greedy"]
