@@ -6,7 +6,8 @@
                                                  # record that does not exist
 
 A reader is a section of an English chapter, a data figure or a test whose source names the
-record by its stem as a string literal, or another record whose recipe names it (a fresh
+record by its stem as a string literal (or, in a chapter's prose, cites it as `stem`), or another
+record whose recipe names it (a fresh
 evaluation names its runs, a run its warm start, an analysis the policies it replays). Stems are
 written as literals where a record is first reached, so this scan finds every reader.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -71,7 +72,7 @@ def links(record: dict) -> list[str]:
 
 def reader_files(root: Path = ROOT) -> list[Path]:
     return sorted(p for pattern in READER_GLOBS for p in root.glob(pattern)
-                  if p.name != "lab_results.py")
+                  if p.name not in ("lab_results.py", "test_records.py"))
 
 
 def place(path: Path, line: int, lines: list[str], root: Path = ROOT) -> str:
@@ -88,7 +89,8 @@ def place(path: Path, line: int, lines: list[str], root: Path = ROOT) -> str:
 
 def direct_readers(stems: set[str], files: list[Path], root: Path = ROOT) -> dict[str, set[str]]:
     readers: dict[str, set[str]] = {stem: set() for stem in stems}
-    literal = re.compile(r"""(['"])([A-Za-z0-9_.\-]+)\1""")
+    # A string literal in code, or a `stem` cited in a chapter's prose (an Evidence callout).
+    literal = re.compile(r"""(['"`])([A-Za-z0-9_.\-]+)\1""")
     for path in files:
         lines = path.read_text(encoding="utf-8").splitlines()
         for number, text in enumerate(lines):
@@ -112,14 +114,12 @@ def unknown_names(stems: set[str], files: list[Path], root: Path = ROOT) -> list
 
 @functools.cache
 def lab_harness():
-    """book/labs/harness.py as a module (the labs import their siblings by bare name)."""
-    harness = ROOT / "book" / "labs" / "harness.py"
-    sys.path.insert(0, str(harness.parent))
-    spec = importlib.util.spec_from_file_location("harness", harness)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["harness"] = module
-    spec.loader.exec_module(module)
-    return module
+    """book/labs/harness.py as a module (the labs import each other by bare name, so their folder
+    goes on the path and a harness already imported is the one used)."""
+    labs = str(ROOT / "book" / "labs")
+    if labs not in sys.path:
+        sys.path.insert(0, labs)
+    return importlib.import_module("harness")
 
 
 def command_of(stem: str, folder: Path) -> str:
@@ -127,7 +127,7 @@ def command_of(stem: str, folder: Path) -> str:
     record written by a script outside book/labs, such as the rollout benchmark, is its script)."""
     record = arl.load_record(stem, folder)
     if not record.lab.startswith("book/labs/"):
-        return f"python {record.lab}"
+        return f"{lab_harness().PYTHON} {record.lab}"
     return lab_harness().command(record)
 
 

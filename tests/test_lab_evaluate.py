@@ -1,12 +1,12 @@
 """Checks of book/labs/evaluate.py (its lab-specific parts: edit_stats, the evaluate driver;
 the saved functions it imports are tested in tests/test_policy_gradient.py), of the names
-book/labs/gym_v2.py keeps for the saved task generator (tested in tests/test_variants.py) and of
-helpers of the gym_v2 RL lab and its failure classes (gym_v2_failures.py).
+book/labs/gym_v2.py keeps for the saved task generator (tested in tests/test_variants.py), of
+helpers of the gym_v2 labs, and of the refusals their recipes' check() makes before any work
+(the harness itself: tests/test_labs.py).
 Run: .venv/bin/python -m pytest tests/test_lab_evaluate.py -q
 """
 
 import dataclasses
-import json
 import math
 import sys
 from pathlib import Path
@@ -57,9 +57,9 @@ def test_evaluate_reports_every_temperature_greedy_and_the_expert_path(capsys):
     model = arl.TinyAgent(d_model=16, n_layers=1, n_heads=2, seed=5).eval()
     tasks = arl.make_tasks()[:2]
     result = ev.evaluate(model, env, {'a': tasks}, tok, samples=2, temperatures=(1.0, 0.5),
-                         seed=3)
+                         seed=3, max_turns=2)
     assert set(result['a']) == {'t1', 't0.5', 'greedy', 'expert_path'}
-    rewards, _ = ev.sample_rewards(model, env, tasks, tok, 2, 0.5, seed=3)
+    rewards, _ = ev.sample_rewards(model, env, tasks, tok, 2, 0.5, seed=3, max_turns=2)
     assert result['a']['t0.5']['per_task'] == ev.summarise(rewards)['per_task']
     assert result['a']['greedy']['samples'] == 1
     probs = [math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)]
@@ -79,12 +79,11 @@ def test_gym_v2_is_the_saved_generator_under_the_labs_names():
 
 
 def test_rl_lab_advantages_by_hand():
-    """gym_v2_rl.advantages: rloo, shrunken leave-one-out and positive-only, on one group."""
+    """gym_v2_rl.advantages: rloo, group-normalised and positive-only, on one group."""
     import gym_v2_rl
     r = torch.tensor([[1.0, 0.0, 0.0, 1.0]])
     others = torch.tensor([[1 / 3, 2 / 3, 2 / 3, 1 / 3]])
     assert torch.allclose(gym_v2_rl.advantages(r, 'rloo'), r - others)
-    assert torch.allclose(gym_v2_rl.advantages(r, 'shrunk'), r - 0.25 * others)
     assert torch.equal(gym_v2_rl.advantages(r, 'positive'), r)
     assert torch.equal(gym_v2_rl.advantages(r, 'reinforce'), r)
     assert torch.allclose(gym_v2_rl.advantages(r, 'grpo').sum(), torch.tensor(0.0), atol=1e-6)
@@ -120,17 +119,6 @@ def test_seeds_averaged_by_hand():
 
 def test_template_name():
     assert [gym_v2.template_name(t) for t in arl.TEMPLATES[:1]] == ['clamp']
-
-
-def test_a_record_names_the_machine_it_was_made_on(tmp_path, monkeypatch):
-    """Records replay bit for bit only on the same kind of CPU, so write_record stamps the CPU
-    and ATen's kernel set into every record, atomically, leaving no temporary file behind."""
-    monkeypatch.setattr(gym_v2_warm_start, 'RESULTS', tmp_path)
-    gym_v2_warm_start.write_record('r', {'lab': 'x'}, start=0.0)
-    record = json.loads((tmp_path / 'r.json').read_text())
-    assert record['lab'] == 'x' and set(record['machine']) == {'cpu', 'cpu_capability'}
-    assert record['machine']['cpu_capability'] in {'DEFAULT', 'AVX2', 'AVX512', 'ZVECTOR', 'VSX'}
-    assert record['machine']['cpu'] and list(tmp_path.iterdir()) == [tmp_path / 'r.json']
 
 
 def two_groups(rewards):
@@ -244,7 +232,7 @@ def test_padding_moves_the_line_not_the_bug():
     rows = [r for v in range(8) for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, v)]
     tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    padded = gym_v2.pad_tasks(tasks, 2, env)
+    padded = arl.pad_tasks(tasks, 2, env)
     shifts = [p.line - t.line for t, p in zip(tasks, padded)]
     assert set(shifts) == {0, 1, 2}
     for task, pad in zip(tasks, padded):
@@ -258,11 +246,11 @@ def test_padding_moves_the_line_not_the_bug():
         obs = env.step('<call> test </call>')[0]
         assert f'at line {pad.line}: ' in obs, obs
         assert gym_v2.task_group(task) == (task.template, task.line, task.kind)
-    assert gym_v2.pad_tasks(tasks, 2, env) == padded
-    assert gym_v2.pad_tasks(tasks, 0, env) == tasks
+    assert arl.pad_tasks(tasks, 2, env) == padded
+    assert arl.pad_tasks(tasks, 0, env) == tasks
     broken = dataclasses.replace(tasks[0], solution=tasks[0].code)          # "fix" = the bug
     with pytest.raises(ValueError, match='padded task 0'):
-        gym_v2.pad_tasks([broken], 2, env)
+        arl.pad_tasks([broken], 2, env)
 
 
 def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
@@ -274,13 +262,13 @@ def test_fresh_padding_draws_one_of_k_seeded_paddings_per_group():
     rows = [r for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)]
     tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    played = gym_v2.pad_tasks(tasks, 6, env)
+    played = arl.pad_tasks(tasks, 6, env)
     pool = gym_v2_rl.PaddingPool({t.id: t for t in tasks}, 6, env)
     for task, first in zip(tasks, played):
         assert pool.draw(first, 0) is first
         drawn = [pool.draw(first, k) for k in range(8)]
         assert drawn[3] is pool.draw(first, 3)                   # made once, then kept
-        assert drawn[3] == gym_v2.pad_tasks([task], 6, env, seed=3)[0]
+        assert drawn[3] == arl.pad_tasks([task], 6, env, seed=3)[0]
         assert len({d.line for d in drawn}) > 1
         for d in drawn:
             assert d.code.splitlines()[d.line - 1] == task.code.splitlines()[task.line - 1]
@@ -364,64 +352,82 @@ def test_the_bonus_at_the_bug_pays_only_an_edit_that_overlaps_the_bugs_text():
     assert not gym_v2.overlaps_bug(task, line, 't =') and not gym_v2.overlaps_bug(task, line, 'x')
 
 
+def refused(lab_name, argv, capsys):
+    """The message with which the harness refuses a command line of the lab, before any work."""
+    import harness
+    with pytest.raises(SystemExit):
+        harness.prepare(harness.lab(lab_name), argv)
+    return capsys.readouterr().err
+
+
 @pytest.mark.parametrize('argv, message', [
     (['--copy-weight', '4'], 'its weights come from its record'),
-    (['--part-weight', 'old=10'], 'its weights come from its record'),
+    (['--part-weights', 'old=10'], 'its weights come from its record'),
     (['--train-seed', '1'], 'its seed comes from its record'),
     (['--check-share', '0.5'], 'its demonstrations come from its record'),
     (['--retry-share', '0.5'], 'its demonstrations come from its record'),
     (['--mask-retry-mistake'], 'its demonstrations come from its record'),
     (['--lr', '2.5e-3'], 'its learning rate comes from its record'),
 ])
-def test_the_warm_start_lab_refuses_training_options_with_load(monkeypatch, capsys, argv,
-                                                               message):
+def test_the_warm_start_lab_refuses_training_options_with_load(capsys, argv, message):
     """gym_v2_warm_start --load evaluates a saved warm start: options that would change how it
-    was trained stop the run before any work, with a message, instead of being ignored."""
-    monkeypatch.setattr(sys, 'argv', ['gym_v2_warm_start.py', '--load', 'hint_recovery_3000',
-                                      *argv, '--tag', 'refused'])
-    with pytest.raises(SystemExit):
-        gym_v2_warm_start.main()
-    assert message in capsys.readouterr().err
+    was trained stop the run before any work, with a message, instead of being ignored. The
+    options it takes from the loaded record are accepted at the record's own values."""
+    import harness
+    assert message in refused('gym_v2_warm_start',
+                              ['--load', 'gym_v2_hint_recovery_3000', *argv], capsys)
+    recipe, _ = harness.prepare(harness.lab('gym_v2_warm_start'), [
+        '--load', 'gym_v2_hint_recovery_6000_pad6_copy4', '--copy-weight', '4', '--pad-lines', '6'])
+    loaded = gym_v2_warm_start.recipe_of_record(arl.load_record(
+        'gym_v2_hint_recovery_6000_pad6_copy4', harness.RESULTS))
+    assert (recipe.steps, recipe.weights()) == (6000, loaded.weights()) == (
+        6000, {'line': 4, 'old': 4, 'new': 1})
 
 
-def test_the_warm_start_lab_refuses_a_mask_without_retry_demonstrations(monkeypatch, capsys):
+def test_the_warm_start_lab_refuses_a_mask_without_retry_demonstrations(capsys):
     """--mask-retry-mistake masks what only retry demonstrations have: without --retry-share it
     would train the recipe under another name, so the run stops first."""
-    monkeypatch.setattr(sys, 'argv', ['gym_v2_warm_start.py', '--mask-retry-mistake',
-                                      '--tag', 'refused'])
-    with pytest.raises(SystemExit):
-        gym_v2_warm_start.main()
-    assert 'give --retry-share' in capsys.readouterr().err
+    assert 'give --retry-share' in refused('gym_v2_warm_start', ['--mask-retry-mistake'], capsys)
 
 
 @pytest.mark.parametrize('argv, message', [
-    (['--warm', 'hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
-    (['--warm', 'hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
-    (['--warm', 'hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
-    (['--warm', 'hint_recovery_6000_pad6_copy4_check5_retry5'], 'has no sharpening control'),
-    (['--warm', 'hint_recovery_6000_pad6', '--refill', '8'], 'give --episode-budget'),
-    (['--warm', 'hint_recovery_6000_pad6', '--refill', '8', '--episode-budget', '64',
+    (['--warm', 'gym_v2_hint_recovery_3000', '--fresh-padding', '8'], 'trained on padded tasks'),
+    (['--warm', 'gym_v2_hint_recovery_6000_pad6', '--moved-only'], 'chooses among the paddings'),
+    (['--warm', 'gym_v2_hint_recovery_6000_pad6', '--bonus-at-bug'], 'give B'),
+    (['--warm', 'gym_v2_hint_recovery_6000_pad6_copy4_check5_retry5'],
+     'has no sharpening control'),
+    (['--warm', 'gym_v2_hint_recovery_6000_pad6', '--refill', '8'], 'give --episode-budget'),
+    (['--warm', 'gym_v2_hint_recovery_6000_pad6', '--refill', '8', '--episode-budget', '64',
       '--method', 'ppo'], 'nothing to refill'),
+    (['--with-stretch'], 'adds placements'),
+    (['--ppo-epochs', '1'], 'apply to --method ppo'),
+    (['--lora-alpha', '8'], 'give R'),
+    (['--pad-lines', '2'], 'follows from the records'),
 ])
-def test_the_rl_lab_refuses_options_it_cannot_honour(monkeypatch, argv, message):
+def test_the_rl_lab_refuses_options_it_cannot_honour(capsys, argv, message):
     """gym_v2_rl stops before any training, with a message that names the problem, when asked
     for fresh paddings of a warm start that was never padded, for --moved-only alone, for
     --bonus-at-bug without a bonus, for dynamic sampling without a budget of episodes or with
-    a method that learns from every group, or to start from a warm start evaluated without its
+    a method that learns from every group, to start from a warm start evaluated without its
     sharpening control (its record was written without --sweep, and the trained policy's
-    comparison, made after the training, would fail)."""
-    import gym_v2_rl
-    monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', *argv, '--tag', 'refused'])
-    with pytest.raises(SystemExit, match=message):
-        gym_v2_rl.main()
+    comparison, made after the training, would fail), for options of PPO or LoRA without
+    them, or for a padding other than the warm start's."""
+    assert message in refused('gym_v2_rl', argv, capsys)
 
 
-def test_dynamic_sampling_steps_on_exactly_n_mixed_groups(monkeypatch):
-    """gym_v2_rl --refill N plays rounds of --tasks groups until N have mixed rewards and takes
-    each step on exactly those N groups (every episode of them with a non-zero RLOO advantage);
-    the run stops at the first update after --episode-budget episodes. The evaluation after
-    training is cut off: the loop is what is checked."""
+def test_the_rereading_labs_refuse_runs_their_fresh_record_did_not_evaluate(capsys):
+    assert 'follows from the records' in refused(
+        'gym_v2_failures', ['--fresh', 'gym_v2_rl_fresh_hg_rloo_lr3e-4_u300',
+                            '--runs', 'gym_v2_rl_hg_rloo_lr3e-4_u300'], capsys)
+
+
+def test_dynamic_sampling_steps_on_exactly_n_mixed_groups(monkeypatch, tmp_path):
+    """gym_v2_rl --refill N plays rounds of --tasks-per-update groups until N have mixed rewards
+    and takes each step on exactly those N groups (every episode of them with a non-zero RLOO
+    advantage); the run stops at the first update after --episode-budget episodes. The
+    evaluation after training is cut off: the loop is what is checked."""
     import gym_v2_rl
+    import harness
     steps = []
 
     def step(model, optimizer, episodes, adv, grad_clip):
@@ -438,12 +444,14 @@ def test_dynamic_sampling_steps_on_exactly_n_mixed_groups(monkeypatch):
 
     monkeypatch.setattr(gym_v2_rl.arl, 'fast_grpo_step', step)
     monkeypatch.setattr(gym_v2_rl.ev, 'evaluate', stop)
-    monkeypatch.setattr(sys, 'argv', ['gym_v2_rl.py', '--warm', 'hint_recovery_6000_pad6_copy4',
-                                      '--train-on', 'mixed', '--tasks', '4', '--refill', '2',
-                                      '--episode-budget', '40', '--fresh-padding', '2',
-                                      '--tag', 'refill_test'])
+    recipe, context = harness.prepare(gym_v2_rl.LAB, [
+        '--warm', 'gym_v2_hint_recovery_6000_pad6_copy4', '--train-on', 'mixed',
+        '--tasks-per-update', '4', '--refill', '2', '--episode-budget', '40',
+        '--fresh-padding', '2', '--task-limit', '8', '--eval-tasks', '1',
+        '--results', str(tmp_path), '--state', str(tmp_path)])
+    context.reduced = True            # the task list without its validation: the same tasks
     with pytest.raises(Evaluated):
-        gym_v2_rl.main()
+        gym_v2_rl.run(recipe, context)
     assert steps, 'no step was taken'
     for episodes, distinct, nonzero in steps:
         assert episodes == 8 and distinct == [2, 2] and nonzero == 8
@@ -459,7 +467,7 @@ def test_the_copying_lab_reads_the_line_digit_of_the_first_edit():
     rows = [r for v in range(8) for r in gym_v2.variant_rows(arl.TEMPLATES[2], 0, v)]
     tasks = [gym_v2.VariantTask(id=i, split='train', **r) for i, r in enumerate(rows)]
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
-    padded = gym_v2.pad_tasks(tasks, 2, env)
+    padded = arl.pad_tasks(tasks, 2, env)
     pairs = [(t, p) for t, p in zip(tasks, padded) if gym_v2_copying.moved(t, p)]
     assert pairs and all(p.line != t.line and p.line < 10 for t, p in pairs)
     assert not gym_v2_copying.moved(tasks[0], tasks[0])
@@ -492,13 +500,13 @@ def test_the_copy_weight_falls_on_the_right_edits_line_and_old_text_only():
     for recovery in (0.0, 1.0):
         (ids, plain), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0)
         (same, weighted), = gym_v2_warm_start.expert_examples(
-            [task], tok, envs, 1, recovery, 0, gym_v2_warm_start.part_weights(5))
+            [task], tok, envs, 1, recovery, 0, arl.part_weights(5))
         assert same == ids and set(plain) == {0, 1} and set(weighted) == {0, 1, 5}
         assert all(w == p if w != 5 else p == 1 for p, w in zip(plain, weighted))
         _, line, patch = task.fix.split(' ', 2)
         old, new = patch.split('|')
         assert tok.decode([i for i, w in zip(ids, weighted) if w == 5]) == line + old
-        weights = gym_v2_warm_start.part_weights(5, [('old', 3), ('new', 2)])
+        weights = arl.part_weights(5, [('old', 3), ('new', 2)])
         (_, parts), = gym_v2_warm_start.expert_examples([task], tok, envs, 1, recovery, 0, weights)
         assert [tok.decode([i for i, w in zip(ids, parts) if w == k]) for k in (5, 3, 2)] == \
             [line, old, '|' + new]
@@ -603,49 +611,29 @@ def test_a_retry_demonstration_undoes_its_wrong_edit_and_then_fixes():
 
 
 def test_the_edit_parts_split_the_expert_path_exactly():
-    """gym_v2.edit_parts names each token of an edit (line digits, old text, `|new`, the rest
+    """arl.edit_parts names each token of an edit (line digits, old text, `|new`, the rest
     `calls`), every token of another call `calls`, and its parts' log-probabilities sum to the
     expert path's (Section 6.8's expert_path_logprob) on the same episode, at T=1 and below."""
     tok = arl.CharTokenizer()
-    names = gym_v2.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
+    names = arl.edit_parts('<call> edit sub 12 return jj|return r4 </call>', tok)
     assert len(names) == len(tok.encode('<call> edit sub 12 return jj|return r4 </call>'))
     text = ''.join(n[0] for n in names)          # `<call>` is one token, ' edit sub ' ten
     assert text == 'c' * 11 + 'll' + 'c' + 'o' * 9 + 'n' * 10 + 'cc'
-    assert set(gym_v2.edit_parts('<call> test </call>', tok)) == {'calls'}
+    assert set(arl.edit_parts('<call> test </call>', tok)) == {'calls'}
     with pytest.raises(AssertionError):
-        gym_v2.edit_parts('<call> edit sub x jj </call>', tok)
+        arl.edit_parts('<call> edit sub x jj </call>', tok)
     rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
     task = gym_v2.VariantTask(id=0, split='train', **rows[0])
     env = gym_v2.HintedBugFixEnv(hint=True, cache={})
     torch.manual_seed(0)
     model = arl.TinyAgent(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2).eval()
     parts = gym_v2_edit_parts.part_logprobs(model, env, task, tok)
-    assert set(parts) == set(gym_v2.PARTS) and all(v < 0 for v in parts.values())
+    assert set(parts) == set(arl.EDIT_PART_NAMES) and all(v < 0 for v in parts.values())
     whole, = arl.expert_path_logprob(model, env, [task], tok)
     assert sum(parts.values()) == pytest.approx(whole, abs=1e-4)
     cooled = gym_v2_edit_parts.part_logprobs(model, env, task, tok, temperature=0.5)
     whole, = arl.expert_path_logprob(model, env, [task], tok, temperature=0.5)
     assert sum(cooled.values()) == pytest.approx(whole, abs=1e-4) and cooled != parts
-
-
-def test_two_fresh_records_are_paired_by_task_or_refused():
-    """gym_v2_fresh_versus pairs two arms' fresh records task by task: an arm against itself
-    differs by nothing where like meets like (its RL against its own control is the gain
-    gym_v2_rl_fresh recorded), the session-17 bonus arm against RLOO from the same warm start
-    gives the figures GYM_V2 reports, and records of different fresh tasks are refused."""
-    import gym_v2_fresh_versus as fv
-    rloo = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
-    bonus = fv.load('hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300')
-    for split, rows in fv.versus(rloo, rloo).items():
-        assert rows.pop('A RL T=1 - B control') == pytest.approx(
-            rloo['versus'][split]['T=1 minus control']['seeds_averaged'])
-        assert all(row == (0, 0) for row in rows.values())
-    rows = fv.versus(bonus, rloo)['heldout']
-    assert rows['A control - B control'] == (0, 0)
-    assert rows['A RL T=1 - B control'] == pytest.approx((0.002, 0.025), abs=5e-4)
-    other = dict(rloo, task_ids=dict(rloo['task_ids'], heldout=rloo['task_ids']['heldout'][1:]))
-    with pytest.raises(SystemExit, match='different fresh tasks'):
-        fv.versus(bonus, other)
 
 
 def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
@@ -687,30 +675,22 @@ def test_after_the_edit_reads_a_check_and_a_retry_by_hand():
 def test_the_rereading_labs_replay_each_policy_of_the_fresh_record_once(monkeypatch):
     """gym_v2_rl_fresh.replayed_policies lists what gym_v2_failures and gym_v2_checks replay:
     the warm start at T=1 and at its control temperature (once when the control is T=1), each
-    run at T=1, with the solve rate the replay must reproduce; read_fresh_record refuses runs
-    that the record did not evaluate."""
+    run at T=1, with the per-task solve rates the replay must reproduce."""
     import gym_v2_rl_fresh as fr
-    monkeypatch.setattr(fr, 'load_policy', lambda tag: f'policy {tag}')
-    rloo = fr.read_fresh_record('hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300',
-                                ['hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300',
-                                 'hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300_s1',
-                                 'hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300_s2'])
-    rows = fr.replayed_policies(rloo, 'heldout', 'warm')
+    import harness
+    context = harness.Context(fr.LAB)
+    monkeypatch.setattr(context, 'load', lambda stem: SimpleNamespace(checkpoint=stem))
+    monkeypatch.setattr(fr.arl, 'load_checkpoint', lambda path: f'policy {path}')
+    rloo = arl.load_record('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300',
+                           harness.RESULTS)
+    rows = fr.replayed_policies(rloo, 'heldout', 'warm', context)
     assert [(name, model, t) for name, model, t, _ in rows[:2]] == [
         ('warm t1', 'warm', 1.0), ('warm t0.1', 'warm', 0.1)]
-    assert rows[1][3] == rloo['control']['heldout']['t0.1']['rate']
-    assert [row[1] for row in rows[2:]] == [f'policy {tag}' for tag in rloo['runs']]
-    assert all(row[2] == 1.0 and row[3] == rloo['trained'][row[0]]['heldout']['t1']['rate']
-               for row in rows[2:])
-    check25 = fr.read_fresh_record('hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300',
-                                   CHECK25_RUNS)
-    assert check25['versus']['heldout']['control_temperature'] == 't1'
-    assert [row[0] for row in fr.replayed_policies(check25, 'heldout', 'warm')] == [
-        'warm t1', *CHECK25_RUNS]
-    with pytest.raises(SystemExit, match='evaluated'):
-        fr.read_fresh_record('hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300',
-                             CHECK25_RUNS[:2])
-
-
-CHECK25_RUNS = [f'hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300{seed}'
-                for seed in ('', '_s1', '_s2')]
+    assert rows[1][3] == rloo.control('heldout')['t0.1']['per_task']
+    assert [row[1] for row in rows[2:]] == [f'policy {stem}' for stem in rloo.runs]
+    assert [row[3] for row in rows[2:]] == [t['t1']['per_task'] for t in rloo.trained('heldout')]
+    check25 = arl.load_record('gym_v2_rl_fresh_hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300',
+                              harness.RESULTS)
+    assert check25.versus('heldout')['control_temperature'] == 't1'
+    assert [row[0] for row in fr.replayed_policies(check25, 'heldout', 'warm', context)] == [
+        'warm t1', *check25.runs]

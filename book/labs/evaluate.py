@@ -56,14 +56,15 @@ def edit_stats(trajectories):
             'first_edit_applies': applied / n}
 
 
-def evaluate(model, env, splits, tokenizer, samples=8, temperatures=(1.0,), seed=0):
-    """Every split at every temperature, greedy, and the expert-path probability at T=1."""
+def evaluate(model, env, splits, tokenizer, samples=8, temperatures=(1.0,), seed=0, **kwargs):
+    """Every split at every temperature, greedy, and the expert-path probability at T=1; kwargs
+    (max_turns, ...) go to the episodes' rollout_batch."""
     result = {}
     for split, tasks in splits.items():
         res = {}
         for temperature in tuple(temperatures) + (0.0,):
             rewards, trajs = sample_rewards(model, env, tasks, tokenizer, samples, temperature,
-                                            seed)
+                                            seed, **kwargs)
             key = 'greedy' if temperature == 0 else f't{temperature:g}'
             res[key] = dict(summarise(rewards), **edit_stats(trajs))
             print(f'  {split:8s} {key:7s} {res[key]["rate"]:.3f} +- {res[key]["stderr"]:.3f}'

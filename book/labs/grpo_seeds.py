@@ -18,34 +18,33 @@ task. Besides seeds_common's record, each run stores the number of groups whose 
 were all equal (`constant_groups`, out of `groups`): they have zero advantage and contribute no
 gradient, which is what DAPO's dynamic sampling filters out.
 
-Output (committed; Chapter 9 reads it from $AGENTRL_BOOK/labs/results):
-  results/grpo_seeds.json
+Record: results/grpo_seeds.json (kind seeds), which Chapter 9 reads.
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/grpo_seeds.py
-Seeded and single-threaded: a rerun gives the same numbers. It took about 30 minutes on a
-2-core machine shared with other jobs (5 to 10 minutes of training per seed, the rest
-evaluation), less on an idle one.
+Seeded and single-threaded: a rerun gives the same numbers. About 30 minutes on a 2-core
+machine (5 to 10 minutes of training per seed, the rest evaluation).
 """
 
-import pathlib
-import sys
+import dataclasses
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
-
-import agentrl as arl  # noqa: E402
-
-GROUP_SIZE = 4                                   # G episodes per task
-TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
-VARIANT = 'grpo'
-EPOCHS = 1
-CLIP_EPS = 0.2
+import agentrl as arl
+import harness
+import seeds_common as sc
+from harness import option
 
 
-def update(model, opt, groups):
-    return arl.grpo_step(model, opt, groups, variant=VARIANT, epochs=EPOCHS, clip_eps=CLIP_EPS,
-                         grad_clip=sc.GRAD_CLIP)
+@dataclasses.dataclass(frozen=True)
+class GrpoRecipe(sc.GroupRecipe):
+    variant: str = option('grpo', "grpo_step's variant (clipping and aggregation)", short='')
+    epochs: int = option(1, 'passes over each batch (1: the ratio is 1 and the clip never acts)',
+                         short='epochs')
+    clip_eps: float = option(0.2, 'clipping range of the token ratios', short='clip')
+    max_tokens: int = option(0, "the constant normaliser of variant 'dr_grpo': the generation budget "
+                             '(0: none, as the other variants need)', short='maxtok')
+
+    LEGACY = {**sc.GroupRecipe.LEGACY, 'method': 'GRPO',
+              'advantages': 'group_advantages(scale="std"): (r - mean) / (std + 1e-6) per group'}
 
 
 def summarise(history):
@@ -55,9 +54,16 @@ def summarise(history):
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
 
+def run(recipe, context):
+    def update(model, opt, groups):
+        return arl.grpo_step(model, opt, groups, variant=recipe.variant, epochs=recipe.epochs,
+                             clip_eps=recipe.clip_eps, grad_clip=recipe.grad_clip,
+                             max_tokens=recipe.max_tokens or None)
+    return sc.run_lab(recipe, context, sc.Method(update, group_size=recipe.group_size,
+                                                 summarise=summarise))
+
+
+LAB = harness.Lab(__file__, 'seeds', GrpoRecipe, run)
+
 if __name__ == '__main__':
-    sc.run_lab('grpo_seeds', sc.Method(update, group_size=GROUP_SIZE, summarise=summarise),
-               {'method': 'GRPO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
-                'variant': VARIANT, 'epochs': EPOCHS, 'clip_eps': CLIP_EPS,
-                'advantages': 'group_advantages(scale="std"): (r - mean) / (std + 1e-6) per group'},
-               sc.arguments(__doc__))
+    harness.main(LAB)

@@ -5,18 +5,25 @@ shifted constants, tests drawn per variant, the 26 EXTRA_TEMPLATES, the train / 
 heldout / stretch splits by (template, line, kind) group and by variant, recovery
 demonstrations and the line hint (see the section and book/labs/GYM_V2.md). This module keeps
 the names the lab scripts and their recorded results use: `make_v2_tasks` is
-`arl.make_variant_tasks` and `TEMPLATES` is `arl.VARIANT_TEMPLATES`.
+`arl.make_variant_tasks` and `TEMPLATES` is `arl.VARIANT_TEMPLATES`. The padding of a task
+(`pad_blank_lines`, `pad_tasks`) and the weighted imitation loss (`edit_parts`,
+`weighted_action_mask`) are Chapter 6's saved code, which the labs call as `agentrl.<name>`.
 
-Run this file to print the split sizes and a hinted recovery episode. With validation through a
-fresh process per sandbox call it takes about 12 minutes on a shared 2-core machine:
-    nice -n 5 .venv/bin/python book/labs/gym_v2.py
+The labs share one validated task list per (task seed, train variants): `load_tasks` makes it
+once (a few minutes: every task is validated through a pre-forked SandboxPool) and keeps it,
+with the sandbox results that validated it, in book/labs/runs/cache/; `played` pads the tasks
+a run plays.
+
+Run this file to print the split sizes and a hinted recovery episode:
+    .venv/bin/python book/labs/gym_v2.py
 """
 
-import dataclasses
+import pickle
 import random
 import re
 
 import agentrl as arl
+import harness
 from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
     EXTRA_TEMPLATES, HELDOUT_FRACTION, STRETCH_FUNCS, TRAIN_VARIANTS, HintedBugFixEnv,
     VariantTask, fresh_names, group_key, group_tasks, make_variant, one_per_group,
@@ -27,58 +34,45 @@ from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
 TEMPLATES = arl.VARIANT_TEMPLATES
 make_v2_tasks = arl.make_variant_tasks
 
-PARTS = ('calls', 'line', 'old', 'new')   # what each token of an action writes
+def load_tasks(seed=0, train_variants=TRAIN_VARIANTS, validate=True):
+    """(the validated v2 tasks, the sandbox cache that validated them), made once and kept in
+    book/labs/runs/cache/ (a cache: deleting it costs the next run the validation).
+
+    validate=False (a --reduced run) skips the sandbox validation when no validated list is
+    kept: at task seed 0 it drops no task, so the list is the same, made in seconds."""
+    path = harness.CACHE / f'gym_v2_tasks_seed{seed}_v{train_variants}.pkl'
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    if not validate:
+        quick = path.with_name(path.stem + '_unvalidated.pkl')
+        if not quick.exists():
+            tasks = make_v2_tasks(seed=seed, train_variants=train_variants, validate=False)
+            harness.write_atomic(quick, lambda tmp: tmp.write_bytes(pickle.dumps(tasks)))
+        return pickle.loads(quick.read_bytes()), {}
+    cache = {}
+    with arl.SandboxPool(workers=1) as pool:    # pre-forked: about 10x faster than a fresh
+        env = arl.BugFixEnv(cache=cache, sandbox=pool.run)   # process per sandbox call
+        tasks = make_v2_tasks(seed=seed, train_variants=train_variants, env=env)
+        for task in tasks:                       # the expert's `test` observation, run once
+            env.run(task.code, task.visible)
+    harness.write_atomic(path, lambda tmp: tmp.write_bytes(pickle.dumps((tasks, cache))))
+    return tasks, cache
 
 
-def edit_parts(action, tok):
-    """Part name of each token of an action: `calls` for every token but an edit's line, old
-    text and `|new` (an edit is `<call> edit OP N old|new </call>`)."""
-    opening, close = '<call> edit ', ' </call>'
-    if not action.startswith(opening):
-        pieces = [('calls', action)]
-    else:
-        assert action.endswith(close), action
-        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
-        old, bar, new = patch.partition('|')
-        assert bar and line.isdigit(), action
-        pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
-                  ('new', bar + new), ('calls', close)]
-    return [name for name, text in pieces for _ in tok.encode(text)]
-
-
-def pad_blank_lines(task, most, seed=0):
-    """The task with 0..most blank lines inserted at seeded places in its function's body (never
-    above the def line), in the buggy and the reference source alike, its line and fix moved to
-    match. One placement then sits on different line numbers in different instances, so a policy
-    can find the line only by reading it (the hint, the listing), not by recalling the function.
-    Blank lines are no-ops anywhere in a body, so the tests' results do not change."""
-    rng = random.Random(f'{seed}:pad:{task.template}:{task.variant}:{task.line}:{task.kind}')
-    code = task.code.splitlines(keepends=True)
-    solution = task.solution.splitlines(keepends=True)
-    assert len(code) == len(solution), task.id     # a 'sub' fix changes one line in place
-    line = task.line
-    for _ in range(rng.randint(0, most)):
-        at = rng.randint(2, len(code))              # the new blank line becomes line `at`
-        code.insert(at - 1, '\n')
-        solution.insert(at - 1, '\n')
-        line += at <= line
-    op, _, body = task.fix.split(' ', 2)
-    return dataclasses.replace(task, code=''.join(code), solution=''.join(solution), line=line,
-                               fix=f'{op} {line} {body}')
-
-
-def pad_tasks(tasks, most, env, seed=0):
-    """pad_blank_lines on every task, each padded task validated again through env.run (a
-    padded task that fails validation is a bug in the padding: it raises). With most=0 the tasks
-    are returned as they are: nothing moved, and they were validated when they were made."""
-    if not most:
-        return list(tasks)
-    padded = [pad_blank_lines(t, most, seed) for t in tasks]
-    for task in padded:
-        ok, why = arl.validate_task(task, run=env.run)
-        if not ok:
-            raise ValueError(f'padded task {task.id} ({task.template}, line {task.line}): {why}')
-    return padded
+def played(tasks, cache, pad_lines, ids=None):
+    """{task id: the task an episode plays} for the tasks whose ids are in `ids` (default all):
+    the task itself, or with pad_lines > 0 the task padded by agentrl.pad_tasks and validated
+    (its sandbox results join `cache`). Splits, groups and placements are always read from the
+    unpadded tasks: padding moves line numbers, not placements."""
+    chosen = [t for t in tasks if ids is None or t.id in ids]
+    if not pad_lines:
+        return {t.id: t for t in chosen}
+    with arl.SandboxPool(workers=1) as pool:
+        env = arl.BugFixEnv(cache=cache, sandbox=pool.run)
+        padded = arl.pad_tasks(chosen, pad_lines, env)
+        for task in padded:
+            env.run(task.code, task.visible)
+    return {t.id: t for t in padded}
 
 
 def as_edit(patch):

@@ -20,30 +20,26 @@ as shares of all the task's episodes, per task, so that trained policies (seeds 
 paired by task against the warm start at T=1. The warm start is also read at its control
 temperature, the trained policies at T=1.
 
-Run from the repository root after gym_v2_rl_fresh.py for the same runs (single-threaded):
-    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_checks.py \
-        RUN RUN_s1 RUN_s2 --fresh RUN --tag RUN
-Results: results/gym_v2_checks_TAG.json.
+Run from the repository root after gym_v2_rl_fresh.py (single-threaded):
+    .venv/bin/python book/labs/gym_v2_checks.py --fresh FRESH
+Record: results/<run>.json (kind analysis).
 """
 
-import pathlib
-import sys
-import time
-
-import torch
+import dataclasses
 
 import agentrl as arl
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import evaluate as ev  # noqa: E402
-import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import (  # noqa: E402
-    FRESH_SEED, fresh_splits, replayed_policies, start_replay,
-)
-from gym_v2_warm_start import SAMPLES, load_tasks, write_record  # noqa: E402
+import evaluate as ev
+import gym_v2
+import harness
+from gym_v2_rl_fresh import ReplayRecipe, check_replay, replay_setting, replayed_policies
 
 KINDS = ('checked', 'check_failed', 'retried', 'retry_undid', 'retry_repeated',
          'retry_not_applied', 'solved_after_retry', 'submitted_failing')
+
+
+@dataclasses.dataclass(frozen=True)
+class ChecksRecipe(ReplayRecipe):
+    pass
 
 
 def after_the_edit(trajectory):
@@ -73,52 +69,47 @@ def after_the_edit(trajectory):
     return seen
 
 
-def shares(model, env, tasks, tok, temperature):
-    """(solve rate, {kind: per-task share of episodes}) of SAMPLES episodes per task."""
-    rewards, trajs = ev.sample_rewards(model, env, tasks, tok, SAMPLES, temperature, FRESH_SEED)
+def shares(model, env, tasks, tok, temperature, recipe):
+    """(solve rate, per-task solve rates, {kind: per-task share of episodes})."""
+    samples = recipe.samples_per_task
+    rewards, trajs = ev.sample_rewards(model, env, tasks, tok, samples, temperature,
+                                       recipe.episode_seed)
     per_task = {k: [0.0] * len(tasks) for k in KINDS}
     for n, (_, traj) in enumerate(trajs):
         for kind, happened in after_the_edit(traj).items():
-            per_task[kind][n // SAMPLES] += happened / SAMPLES
-    return sum(map(sum, rewards)) / (len(tasks) * SAMPLES), per_task
+            per_task[kind][n // samples] += happened / samples
+    solved = [sum(r) / len(r) for r in rewards]
+    return sum(map(sum, rewards)) / (len(tasks) * samples), solved, per_task
 
 
-def main():
-    start = time.time()
-    args, fresh, run, warm = start_replay(__doc__.splitlines()[0])
+def run(recipe, context):
+    fresh, run_record, warm, tasks, cache, placed = replay_setting(recipe, context)
     tok = arl.CharTokenizer()
-    tasks, cache = load_tasks()
     result, versus = {}, {}
     with arl.SandboxPool(workers=1) as pool:
-        env = gym_v2.HintedBugFixEnv(hint=run['hint'], cache=cache, sandbox=pool.run)
-        placed = fresh_splits(tasks, env)
+        env = gym_v2.HintedBugFixEnv(hint=run_record.recipe['hint'], cache=cache,
+                                     sandbox=pool.run)
         for split, unpadded in placed.items():
-            if [[t.template, t.line, t.kind, t.variant] for t in unpadded] != \
-                    [list(x) for x in fresh['task_ids'][split]]:
-                raise SystemExit(f'{split}: the fresh tasks differ from the record\'s')
-            split_tasks = gym_v2.pad_tasks(unpadded, run.get('pad_lines', 0), env)
+            split_tasks = arl.pad_tasks(unpadded, run_record.recipe.get('pad_lines', 0), env)
             result[split] = {}
-            for name, model, temperature, recorded in replayed_policies(fresh, split, warm):
-                rate, per_task = shares(model, env, split_tasks, tok, temperature)
-                if abs(rate - recorded) > 1e-9:
-                    raise SystemExit(f'{split} {name}: solve rate {rate} here, '
-                                     f'{recorded} in the fresh record')
+            for name, model, temperature, recorded in replayed_policies(fresh, split, warm,
+                                                                        context):
+                rate, solved, per_task = shares(model, env, split_tasks, tok, temperature, recipe)
+                check_replay(split, name, solved, recorded)
                 result[split][name] = {'rate': rate, 'per_task': per_task}
                 print(f'{split:9s} {name:44s} solved {rate:.3f}  ' + '  '.join(
                     f'{k} {sum(v) / len(v):.3f}' for k, v in per_task.items()), flush=True)
             versus[split] = {}
             for kind in KINDS:
-                trained = [sum(x) / len(args.runs) for x in
-                           zip(*(result[split][t]['per_task'][kind] for t in args.runs))]
+                trained = [sum(x) / len(recipe.runs) for x in
+                           zip(*(result[split][stem]['per_task'][kind] for stem in recipe.runs))]
                 versus[split][kind] = ev.paired(trained, result[split]['warm t1']['per_task'][kind])
             print(f'{split}: trained (seeds averaged) minus warm T=1, paired by task: ' + ', '.join(
                 f'{k} {d:+.3f} +- {se:.3f}' for k, (d, se) in versus[split].items()), flush=True)
-    write_record(f'gym_v2_checks_{args.tag}', {
-        'lab': 'book/labs/gym_v2_checks.py', 'tag': args.tag, 'runs': args.runs,
-        'fresh': args.fresh, 'warm': fresh['warm'], 'samples_per_task': SAMPLES,
-        'episode_seed': FRESH_SEED, 'kinds': KINDS, 'result': result, 'versus': versus,
-        'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
+    return {'kinds': KINDS, 'result': result, 'versus': versus}
 
+
+LAB = harness.Lab(__file__, 'analysis', ChecksRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

@@ -18,28 +18,78 @@ count. A policy that copies the hint puts its mass on `hinted`; one that places 
 function's shape (a recalled placement, or lines counted without the blank ones), on `unpadded`.
 
 Run from the repository root (single-threaded, seconds per policy):
-    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_copying.py \
-        --warm hint_recovery_3000_pad2 --policies hint_recovery_3000 hint_recovery_3000_pad2 \
-        --tag pad2
-(--policies takes warm-start tags, results/gym_v2_TAG.pt, and RL tags, rl:TAG for
-gym_v2_rl_TAG.pt in results/ or $TMPDIR.) Results: results/gym_v2_copying_TAG.json.
+    .venv/bin/python book/labs/gym_v2_copying.py --warm gym_v2_hint_recovery_3000_pad2 \
+        --policies gym_v2_hint_recovery_3000 gym_v2_hint_recovery_3000_pad2
+(--policies takes the stems of records with a checkpoint: warm starts and RL runs.)
+Record: results/<run>.json (kind analysis).
+
+`PolicyRecipe` and `policy_setting` are shared with gym_v2_edit_parts.py, which reads policies
+token by token on a warm start's evaluation tasks too.
 """
 
-import argparse
-import pathlib
-import sys
+import dataclasses
 import time
 
 import torch
 
 import agentrl as arl
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import gym_v2  # noqa: E402
-from gym_v2_rl_fresh import add_policy_arguments, load_named_policy, warm_start_tasks  # noqa: E402
-from gym_v2_warm_start import write_record  # noqa: E402
+import gym_v2
+import gym_v2_warm_start
+import harness
+from harness import RecipeError, option
 
 SPLITS = ('heldout', 'stretch', 'rename', 'train')
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyRecipe(harness.Recipe):
+    """Policies read on a warm start's evaluation tasks, padded as that warm start was trained."""
+    warm: str = option('gym_v2_hint_recovery_3000_pad2', 'warm start whose evaluation tasks and '
+                       'padding are used (record stem)', short='', stem=True)
+    policies: tuple = option(('gym_v2_hint_recovery_3000', 'gym_v2_hint_recovery_3000_pad2'),
+                             'policies to read (stems of records with a checkpoint)', short='',
+                             stem=True)
+    eval_tasks: int = option(0, 'the first N evaluation tasks of each split (0: all)')
+    pad_lines: int = option(0, 'blank-line padding, as the warm start was trained',
+                            in_name=False)
+
+    def reduced(self):
+        return dataclasses.replace(self, eval_tasks=2)
+
+    def resolve(self, context):
+        trained = gym_v2_warm_start.recipe_of_record(context.load(self.warm))
+        return harness.derive(self, {'pad_lines': trained.pad_lines})
+
+    def check(self, context):
+        if not self.policies:
+            raise RecipeError('--policies: give at least one policy')
+        for stem in self.policies:
+            context.load(stem).checkpoint          # an error now, not after the others
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyingRecipe(PolicyRecipe):
+    def check(self, context):
+        super().check(context)
+        if not self.pad_lines:
+            raise RecipeError(f'{self.warm} was not trained on padded tasks: nothing moved')
+
+
+def policy_setting(recipe, context):
+    """(the warm start's record, the v2 tasks, their cache, {task id: the task an episode plays}
+    for its evaluation tasks, padded as it was trained)."""
+    warm = context.load(recipe.warm)
+    trained = gym_v2_warm_start.recipe_of_record(warm)
+    tasks, cache = gym_v2.load_tasks(trained.task_seed, trained.train_variants,
+                                     validate=not context.reduced)
+    ids = {i for v in warm.results['eval_task_ids'].values() for i in v}
+    return warm, tasks, cache, gym_v2.played(tasks, cache, recipe.pad_lines, ids)
+
+
+def policies(recipe, context):
+    """(stem, policy) of every policy the recipe reads."""
+    for stem in recipe.policies:
+        yield stem, arl.load_checkpoint(context.load(stem).checkpoint)
 
 
 def line_digit_position(ids, action_mask, tok):
@@ -72,27 +122,17 @@ def moved(task, padded):
     return padded.line != task.line and padded.line < 10
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_policy_arguments(parser)
-    parser.add_argument('--tag', required=True)
-    args = parser.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    start = time.time()
-    warm, tasks, cache, play = warm_start_tasks(args.warm)
-    pad = warm.get('pad_lines', 0)
-    if not pad:
-        raise SystemExit(f'{args.warm} was not trained on padded tasks: nothing moved')
+def run(recipe, context):
+    warm, tasks, cache, play = policy_setting(recipe, context)
     by_id = {t.id: t for t in tasks}
-    pairs = {s: [(by_id[i], play[i]) for i in warm['eval_task_ids'][s]
-                 if moved(by_id[i], play[i])] for s in SPLITS}
-    print('tasks whose line moved:', {s: len(v) for s, v in pairs.items()}, flush=True)
+    pairs = {s: [(by_id[i], play[i]) for i in warm.results['eval_task_ids'][s]
+                 if moved(by_id[i], play[i])][:recipe.eval_tasks or None] for s in SPLITS}
+    print('tasks whose line moved:', {s: len(v) for s, v in pairs.items()},
+          f'({time.time() - context.start:.0f} s)', flush=True)
     tok = arl.CharTokenizer()
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
     result = {}
-    for name in args.policies:
-        model = load_named_policy(name)
+    for name, model in policies(recipe, context):
         result[name] = {}
         for split, split_pairs in pairs.items():
             probs = hinted_or_unpadded(model, env, split_pairs, tok)
@@ -104,12 +144,10 @@ def main():
             print(f'{name:32s} {split:8s} ({n:2d} tasks): P(hinted digit) {row["hinted"]:.3f},'
                   f' P(unpadded digit) {row["unpadded"]:.3f}, hinted more likely on'
                   f' {row["hinted_more_likely"]:.2f} of tasks', flush=True)
-    write_record(f'gym_v2_copying_{args.tag}', {
-        'lab': 'book/labs/gym_v2_copying.py', 'tag': args.tag, 'warm': args.warm,
-        'pad_lines': pad, 'policies': args.policies,
-        'task_ids': {s: [p.id for _, p in v] for s, v in pairs.items()}, 'result': result,
-        'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
+    return {'task_ids': {s: [p.id for _, p in v] for s, v in pairs.items()}, 'result': result}
 
+
+LAB = harness.Lab(__file__, 'analysis', CopyingRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

@@ -19,28 +19,36 @@ placements, in `line`. With --temperatures the same is read for the policy sampl
 temperature: the exact measure's sharpening control.
 
 Run from the repository root (single-threaded, seconds per policy):
-    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_edit_parts.py \
-        --warm hint_recovery_6000_pad6 --policies hint_recovery_6000_pad6 --tag pad6
-(--policies takes warm-start tags, results/gym_v2_TAG.pt, and RL tags, rl:TAG for
-gym_v2_rl_TAG.pt in results/ or $TMPDIR.) Results: results/gym_v2_edit_parts_TAG.json.
+    .venv/bin/python book/labs/gym_v2_edit_parts.py --warm gym_v2_hint_recovery_6000_pad6 \
+        --policies gym_v2_hint_recovery_6000_pad6
+(--policies takes the stems of records with a checkpoint: warm starts and RL runs.)
+Record: results/<run>.json (kind analysis).
 """
 
-import argparse
+import dataclasses
 import math
-import pathlib
-import sys
-import time
 
 import torch
 
 import agentrl as arl
+import gym_v2
+import harness
+from gym_v2_copying import PolicyRecipe, policies, policy_setting
+from gym_v2_rl_fresh import placement_halves
+from harness import option
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import gym_v2  # noqa: E402
-from gym_v2 import PARTS, edit_parts  # noqa: E402
-from gym_v2_rl_fresh import (  # noqa: E402
-    add_policy_arguments, load_named_policy, placement_halves, warm_start_tasks)
-from gym_v2_warm_start import write_record  # noqa: E402
+
+@dataclasses.dataclass(frozen=True)
+class EditPartsRecipe(PolicyRecipe):
+    temperatures: tuple = option((1.0,), 'sampling temperatures to read the path at (lower ones: '
+                                 'the sharpening control of the exact measure)', short='T-')
+
+    @classmethod
+    def from_record(cls, recipe, results):
+        values = super().from_record(recipe, results)
+        first = next(iter(results['result'].values()))
+        values['temperatures'] = tuple(float(key[1:]) for key in first)
+        return values
 
 
 @torch.no_grad()
@@ -51,63 +59,51 @@ def part_logprobs(model, env, task, tok, temperature=1.0):
     logits, _ = model(traj.ids[None])
     logp, _ = arl.token_logprobs(logits, traj.ids[None], temperature=temperature)
     token_logp = logp[0].tolist()                                 # token_logp[i]: ids[i + 1]
-    out = dict.fromkeys(PARTS, 0.0)
+    out = dict.fromkeys(arl.EDIT_PART_NAMES, 0.0)
     for start, end in arl.action_spans(traj.action_mask):
         action = tok.decode(traj.ids[start:end].tolist())
-        names = edit_parts(action, tok)
+        names = arl.edit_parts(action, tok)
         assert len(names) == end - start, (task.id, action)
         for i, name in zip(range(start, end), names):
             out[name] += token_logp[i - 1]
     return out
 
 
-def splits_of(warm, tasks):
+def splits_of(warm, tasks, n=0):
     """{split: evaluation task ids}; held-out split as gym_v2_rl_fresh.py splits it, into RL's
-    placements (`rl_groups`) and the unseen ones (`heldout`)."""
+    placements (`rl_groups`) and the unseen ones (`heldout`); with n, the first n of each."""
     by_id = {t.id: t for t in tasks}
     halves = placement_halves(tasks)
-    held = warm['eval_task_ids']['heldout']
-    return {**{half: [i for i in held if gym_v2.task_group(by_id[i]) in groups]
-               for half, groups in halves.items()},
-            'stretch': warm['eval_task_ids']['stretch'], 'train': warm['eval_task_ids']['train']}
+    ids = warm.results['eval_task_ids']
+    out = {**{half: [i for i in ids['heldout'] if gym_v2.task_group(by_id[i]) in groups]
+              for half, groups in halves.items()},
+           'stretch': ids['stretch'], 'train': ids['train']}
+    return {s: v[:n or None] for s, v in out.items()}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_policy_arguments(parser)
-    parser.add_argument('--temperatures', nargs='+', type=float, default=[1.0],
-                        help='sampling temperatures to read the path at (lower ones: the '
-                             'sharpening control of the exact measure)')
-    parser.add_argument('--tag', required=True)
-    args = parser.parse_args()
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    start = time.time()
-    warm, tasks, cache, play = warm_start_tasks(args.warm)
-    splits = splits_of(warm, tasks)
+def run(recipe, context):
+    warm, tasks, cache, play = policy_setting(recipe, context)
+    splits = splits_of(warm, tasks, recipe.eval_tasks)
     tok = arl.CharTokenizer()
     env = gym_v2.HintedBugFixEnv(hint=True, cache=cache)
     result = {}
-    for name in args.policies:
-        model = load_named_policy(name)
+    for name, model in policies(recipe, context):
         result[name] = {}
-        for temperature in args.temperatures:
+        for temperature in recipe.temperatures:
             at = result[name][f't{temperature:g}'] = {}
             for split, ids in splits.items():
                 per_task = [part_logprobs(model, env, play[i], tok, temperature) for i in ids]
-                row = {p: sum(math.exp(t[p]) for t in per_task) / len(ids) for p in PARTS}
+                row = {p: sum(math.exp(t[p]) for t in per_task) / len(ids) for p in arl.EDIT_PART_NAMES}
                 row['expert_path'] = sum(math.exp(sum(t.values())) for t in per_task) / len(ids)
                 row.update(tasks=len(ids), per_task=per_task)
                 at[split] = row
                 print(f'{name:32s} T={temperature:<4g}{split:9s} ({len(ids):2d} tasks) '
-                      + ', '.join(f'P({p}) {row[p]:.3f}' for p in PARTS)
+                      + ', '.join(f'P({p}) {row[p]:.3f}' for p in arl.EDIT_PART_NAMES)
                       + f', expert path {row["expert_path"]:.3f}', flush=True)
-    write_record(f'gym_v2_edit_parts_{args.tag}', {
-        'lab': 'book/labs/gym_v2_edit_parts.py', 'tag': args.tag, 'warm': args.warm,
-        'pad_lines': warm.get('pad_lines', 0), 'policies': args.policies, 'task_ids': splits,
-        'result': result,
-        'torch_version': torch.__version__, 'threads': torch.get_num_threads()}, start)
+    return {'task_ids': splits, 'result': result}
 
+
+LAB = harness.Lab(__file__, 'analysis', EditPartsRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

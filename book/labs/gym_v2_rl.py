@@ -1,11 +1,11 @@
 """RL from a BugFix-v2 warm start: does it beat the sharpening control on unseen tasks?
 
-Loads a warm start written by gym_v2_warm_start.py --save (results/gym_v2_WARM.pt, with its
-JSON holding the evaluation of the same tasks at the same episode seeds, including the
-temperature sweep), then trains it with a group method on the `train` split and evaluates it
+Loads a warm start written by gym_v2_warm_start.py (--warm, a record stem: its checkpoint, and
+its record's evaluation of the same tasks at the same episode seeds, including the temperature
+sweep), then trains it with a group method on the `train` split and evaluates it
 with book/labs/evaluate.py on held-out and stretch (tasks never trained on) and on train.
 
-One update: TASKS_PER_UPDATE train tasks drawn with a seeded generator, GROUP episodes each,
+One update: --tasks-per-update train tasks drawn with a seeded generator, --group episodes each,
 sampled at T=1 in lockstep (`agentrl.rollout_batch`, a pre-forked `agentrl.SandboxPool`);
 groups whose rewards are all equal are dropped (their advantages are 0); ONE Adam step on
 `agentrl.grpo_loss` over `agentrl.trajectory_logprobs` of the rest, with logp_old =
@@ -14,8 +14,6 @@ gradient is the policy gradient with the method's advantages, averaged over each
 policy tokens). Advantages:
   rloo     r - mean of the other G-1 rewards (`agentrl.rloo_advantages`)
   grpo     (r - group mean) / (group std + eps) (`agentrl.group_advantages`)
-  shrunk   r - 0.25 * mean of the others (unbiased: the baseline does not depend on the
-           episode's own action; DESIGN.md section 9)
   positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
   reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
            groups of four successes are reinforced too (the loss averages over all 64 episodes)
@@ -84,50 +82,153 @@ which Adam moves the function about the same across ranks, so one learning rate 
 ("LoRA Without Regret", Thinking Machines Lab 2025). The adapters are merged into the weights
 (`agentrl.merge_lora`) after training, so the checkpoint and the evaluation are a plain TinyAgent.
 
-After every EVAL_EVERY updates it prints the held-out expert-path probability (one
+After every --eval-every updates it prints the held-out expert-path probability (one
 teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
-(SAMPLES episodes per task, the warm start's evaluation seeds), greedy and pass@k, and
+(the warm start's episodes per task and evaluation seeds), greedy and pass@k, and
 `evaluate.versus_control`: trained T=1 minus the warm start at its best temperature, paired by
 task; the trained policy is also sampled at EXTRA_T and compared with the warm start at EXTRA_T
-and at its best temperature. Results: results/gym_v2_rl_TAG.json (--save: the policy, .pt).
+and at its best temperature. Record: results/<run>.json (kind run) and the trained policy
+beside it, results/<run>.pt. Its state is saved every --save-every updates, so --resume
+continues a run that stopped.
 
-Run from the repository root, one at a time (single-threaded, seeded):
-    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm WARM \
-        --method rloo --lr 1e-4 --updates 100 --seed 0 --tag rloo_s0
-The LoRA runs of Chapter 14 (section 14.6), one at a time, R in 1 4 16, LR as in their tags:
-    PYTHONPATH=. nice -n 5 .venv/bin/python book/labs/gym_v2_rl.py --warm hint_recovery_3000 \
-        --train-on heldout-groups --method rloo --updates 100 --lr LR --seed 0 \
-        --lora-rank R --tag hg_lora_rR_lrLR
+Run from the repository root, one at a time (single-threaded, seeded), for example the RLOO
+run of Chapter 9 from the weight-4 warm start:
+    .venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 \
+        --train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --seed 0
+and the LoRA runs of Chapter 14 (section 14.6), R in 1 4 16, LR as in their records:
+    .venv/bin/python book/labs/gym_v2_rl.py --train-on heldout-groups --updates 100 \
+        --lr LR --lora-rank R
 """
 
-import argparse
-import json
+import dataclasses
 import math
-import pathlib
 import random
-import sys
-import tempfile
 import time
 
 import torch
 
 import agentrl as arl
+import evaluate as ev
+import gym_v2
+import gym_v2_warm_start
+import harness
+from harness import RecipeError, option
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import evaluate as ev  # noqa: E402
-import gym_v2  # noqa: E402
-from gym_v2_warm_start import EVAL_SEED, SAMPLES, load_tasks, played, write_record  # noqa: E402
-
-RESULTS = pathlib.Path(__file__).resolve().parent / 'results'
-TASKS_PER_UPDATE = 16
-GROUP = 4
-EVAL_EVERY = 25
-MAX_TURNS = 8
-METHODS = ('rloo', 'grpo', 'shrunk', 'positive', 'reinforce', 'ppo')
-PPO = dict(epochs=2, minibatches=2, lam=1.0)   # Chapter 8's ppo_update: 4 clipped steps per batch
+METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo')
+PPO_LAM = 1.0                # Chapter 8's ppo_update with GAE lambda 1: the critic as a baseline
 REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
                              # sampled at it, so a gain at one temperature is compared there too
+FROM_THE_WARM_START = ('hint', 'pad_lines', 'eval_seed', 'samples_per_task')
+
+
+@dataclasses.dataclass(frozen=True)
+class RlRecipe(harness.Recipe):
+    warm: str = option('gym_v2_hint_recovery_3000', 'the warm start (record stem)', short='',
+                       stem=True)
+    train_on: str = option('train', "where RL trains: the warm start's training tasks, unseen "
+                           'variants of half the held-out groups, or half of each',
+                           choices=('train', 'heldout-groups', 'mixed'), short='')
+    with_stretch: bool = option(False, "RL also trains on variants 0-7 of the stretch templates' "
+                                'placements', short='stretch')
+    fresh_padding: int = option(0, 'with a padded warm start: each group plays one of K seeded '
+                                'paddings of its task (0: the one padding)', short='fresh')
+    moved_only: bool = option(False, 'with --fresh-padding: only paddings that move the bug line',
+                              short='moved')
+    method: str = option('rloo', 'the advantages (or PPO)', choices=METHODS, short='')
+    line_edit_bonus: float = option(0.0, "RL's rollouts also pay B for the first edit that applies "
+                                    'on the bug line (gym_v2.LineEditBonusEnv)', short='bonus')
+    bonus_at_bug: bool = option(False, "the bonus pays only an edit whose old text overlaps the "
+                                "bug's", short='atbug')
+    kl_coef: float = option(0.0, 'weight of a k2 KL penalty to the warm start (0: none)',
+                            short='kl')
+    ppo_epochs: int = option(2, 'with --method ppo: passes over each batch', short='ppo-e')
+    ppo_minibatches: int = option(2, 'with --method ppo: optimiser steps per pass', short='ppo-mb')
+    lora_rank: int = option(0, 'train rank-R LoRA adapters of the block linears only (0: all)',
+                            short='lora-r')
+    lora_alpha: float = option(float(arl.LORA_ALPHA), 'LoRA scale alpha / rank', short='alpha')
+    lr: float = option(1e-4, 'Adam learning rate', short='lr')
+    updates: int = option(100, 'updates (in place of them: --episode-budget)', short='u')
+    refill: int = option(0, "DAPO's dynamic sampling: play further rounds until N groups have "
+                         'mixed rewards, step on the first N (0: one round)', short='refill')
+    episode_budget: int = option(0, 'stop after the update in which E episodes have been played',
+                                 short='e')
+    tasks_per_update: int = option(16, 'tasks drawn per round', short='tasks')
+    group: int = option(4, 'episodes per task', short='g')
+    seed: int = option(0, 'task draws and sampling seeds', short='s')
+    max_turns: int = option(8, 'turns of an RL episode')
+    eval_every: int = option(25, 'updates between expert-path evaluations')
+    eval_tasks: int = option(0, "the first N of the warm start's evaluation tasks per split "
+                             '(per half of held-out; 0: all)')
+    task_limit: int = option(0, "RL draws from the first N tasks of each pool and N held-out "
+                             'placements (0: all)')
+    hint: bool = option(False, 'the line hint, as the warm start was trained', in_name=False)
+    pad_lines: int = option(0, 'blank-line padding, as the warm start was trained',
+                            in_name=False)
+    eval_seed: int = option(0, "episode seeds of the evaluation (the warm start's)",
+                            in_name=False)
+    samples_per_task: int = option(0, "episodes per evaluation task (the warm start's)",
+                                   in_name=False)
+
+    def reduced(self):
+        return dataclasses.replace(self, updates=min(self.updates, 3), tasks_per_update=2,
+                                   group=2, eval_every=1, eval_tasks=1, task_limit=4,
+                                   episode_budget=min(self.episode_budget, 12))
+
+    def resolve(self, context):
+        warm = context.load(self.warm)
+        trained = gym_v2_warm_start.recipe_of_record(warm)
+        derived = {'hint': trained.hint_share > 0, 'pad_lines': trained.pad_lines,
+                   'eval_seed': trained.eval_seed, 'samples_per_task': trained.samples_per_task}
+        return harness.derive(self, derived)
+
+    def check(self, context):
+        warm = context.load(self.warm)
+        mode = 'hint' if self.hint else 'plain'
+        if any('control_temperature' not in warm.metrics[mode].get(s, {})
+               for s in ('heldout', 'stretch')):
+            raise RecipeError(f'the warm start {self.warm} has no sharpening control on its '
+                              'unseen splits: evaluate it with gym_v2_warm_start.py --sweep first')
+        if self.moved_only and not self.fresh_padding:
+            raise RecipeError('--moved-only chooses among the paddings of --fresh-padding K')
+        if self.bonus_at_bug and not self.line_edit_bonus:
+            raise RecipeError('--bonus-at-bug says which edits --line-edit-bonus B pays; give B')
+        if self.refill and not self.episode_budget:
+            raise RecipeError('--refill makes an update cost a varying number of episodes: give '
+                              '--episode-budget E, the episodes to spend, in place of --updates')
+        if self.refill and self.method in ('reinforce', 'ppo'):
+            raise RecipeError(f'--refill keeps groups with mixed rewards; {self.method} learns '
+                              'from every group, so there is nothing to refill')
+        if self.fresh_padding and not self.pad_lines:
+            raise RecipeError(f'--fresh-padding needs a warm start trained on padded tasks; '
+                              f'{self.warm} was not (pad_lines 0)')
+        if self.with_stretch and self.train_on == 'train':
+            raise RecipeError('--with-stretch adds placements to --train-on heldout-groups or '
+                              'mixed')
+        defaults = RlRecipe()
+        if self.method != 'ppo' and (self.ppo_epochs, self.ppo_minibatches) != (
+                defaults.ppo_epochs, defaults.ppo_minibatches):
+            raise RecipeError('--ppo-epochs and --ppo-minibatches apply to --method ppo')
+        if self.lora_alpha != defaults.lora_alpha and not self.lora_rank:
+            raise RecipeError('--lora-alpha scales the adapters of --lora-rank R; give R')
+        if self.kl_coef and self.method == 'ppo':
+            raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
+
+    @classmethod
+    def from_record(cls, recipe, results):
+        values = super().from_record(recipe, results)
+        lora = values.pop('lora', None)
+        if lora:
+            values.update(lora_rank=lora['rank'], lora_alpha=float(lora['alpha']))
+        ppo = values.pop('ppo', None)
+        if ppo:
+            if ppo['lam'] != PPO_LAM:
+                raise RecipeError(f'PPO with lambda {ppo["lam"]}')
+            values.update(ppo_epochs=ppo['epochs'], ppo_minibatches=ppo['minibatches'])
+        values.setdefault('train_on', 'train')          # records from before --train-on
+        values.setdefault('pad_lines', 0)
+        values['with_stretch'] = bool(results.get('stretch_groups_trained'))
+        return values
 
 
 def restrict(result, keep):
@@ -162,14 +263,10 @@ def mixed_rewards(group):
 def advantages(rewards, method):
     """rewards [B, G] -> advantages [B, G] for one of METHODS."""
     rewards = rewards.float()
-    G = rewards.shape[1]
     if method == 'rloo':
         return arl.rloo_advantages(rewards)
     if method == 'grpo':
         return arl.group_advantages(rewards)
-    if method == 'shrunk':
-        others = (rewards.sum(-1, keepdim=True) - rewards) / (G - 1)
-        return rewards - 0.25 * others
     if method in ('positive', 'reinforce'):
         return rewards.clone()
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
@@ -214,7 +311,7 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
 class PaddingPool:
     """The paddings RL's tasks are played with: `draw(task, k)` is `task` itself (padded with
     seed 0) for k = 0, else its unpadded original padded with seed k, made and validated
-    (gym_v2.pad_tasks) on first use and kept in `made`. With moved_only, every draw, k = 0
+    (agentrl.pad_tasks) on first use and kept in `made`. With moved_only, every draw, k = 0
     included, is a padding that puts a blank line above the bug (the first of seeds k, 'k+1',
     'k+2', ... that does), so the line the function's shape suggests is never the right one."""
 
@@ -234,9 +331,9 @@ class PaddingPool:
     def _pad(self, task, k):
         for attempt in range(self.TRIES):
             seed = f'{k}+{attempt}' if attempt else k
-            moved = gym_v2.pad_blank_lines(task, self.most, seed).line != task.line
+            moved = arl.pad_blank_lines(task, self.most, seed).line != task.line
             if moved or not self.moved_only:
-                return gym_v2.pad_tasks([task], self.most, self.env, seed=seed)[0]
+                return arl.pad_tasks([task], self.most, self.env, seed=seed)[0]
         raise ValueError(f'task {task.id}: no padding of {self.TRIES} moved line {task.line}')
 
 
@@ -244,196 +341,159 @@ def mean_expert_prob(model, env, tasks, tok):
     return sum(math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)) / len(tasks)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--warm', required=True, help='tag of results/gym_v2_TAG.{pt,json}')
-    parser.add_argument('--method', choices=METHODS, default='rloo')
-    parser.add_argument('--lr', type=float, default=1e-4)
-    parser.add_argument('--updates', type=int, default=100)
-    parser.add_argument('--tasks', type=int, default=TASKS_PER_UPDATE)
-    parser.add_argument('--group', type=int, default=GROUP)
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--train-on', choices=('train', 'heldout-groups', 'mixed'), default='train',
-                        help='train: the warm start\'s own training tasks; heldout-groups: '
-                             'unseen variants of half the held-out groups (agentrl.rl_placements)')
-    parser.add_argument('--with-stretch', action='store_true',
-                        help='RL also trains on variants 0-7 of the stretch templates\' placements')
-    parser.add_argument('--lora-rank', type=int, default=0,
-                        help='train rank-R LoRA adapters of the block linears only (0: all)')
-    parser.add_argument('--lora-alpha', type=float, default=None,
-                        help='LoRA scale alpha / rank (default agentrl.LORA_ALPHA at every rank)')
-    parser.add_argument('--kl-coef', type=float, default=0.0,
-                        help='weight of a k2 KL penalty to the warm start in the loss (0: none)')
-    parser.add_argument('--ppo-epochs', type=int, default=PPO['epochs'],
-                        help='with --method ppo: passes over each batch')
-    parser.add_argument('--ppo-minibatches', type=int, default=PPO['minibatches'],
-                        help='with --method ppo: optimiser steps per pass')
-    parser.add_argument('--fresh-padding', type=int, default=0, metavar='K',
-                        help='with a padded warm start: each group plays one of K seeded '
-                             'paddings of its task, drawn per group (0: the one padding)')
-    parser.add_argument('--moved-only', action='store_true',
-                        help='with --fresh-padding: only paddings that move the bug line, so '
-                             'that the line the function\'s shape suggests never pays')
-    parser.add_argument('--line-edit-bonus', type=float, default=0.0, metavar='B',
-                        help="RL's rollouts also pay B for the first edit that applies on the "
-                             'bug line (gym_v2.LineEditBonusEnv); evaluation is unshaped')
-    parser.add_argument('--bonus-at-bug', action='store_true',
-                        help='--line-edit-bonus pays only an edit whose old text overlaps '
-                             "the bug's")
-    parser.add_argument('--refill', type=int, default=0, metavar='N',
-                        help="DAPO's dynamic sampling: play further rounds of --tasks groups "
-                             f'(at most {REFILL_ROUNDS}) until N groups have mixed rewards, and '
-                             'step on the first N of them (0: one round, its mixed groups)')
-    parser.add_argument('--episode-budget', type=int, default=0, metavar='E',
-                        help='stop after the update in which E episodes have been played, in '
-                             'place of --updates (needed by --refill, whose updates vary in cost)')
-    parser.add_argument('--save', action='store_true', help='keep results/gym_v2_rl_TAG.pt')
-    parser.add_argument('--tag', required=True)
-    args = parser.parse_args()
-    warm = json.loads((RESULTS / f'gym_v2_{args.warm}.json').read_text())
-    pad = warm.get('pad_lines', 0)       # RL plays the tasks the way its warm start learned them
-    hint = warm['hint_share'] > 0
-    swept = [s for s in ('heldout', 'stretch') if 'control_temperature' in
-             warm['metrics']['hint' if hint else 'plain'].get(s, {})]
-    if len(swept) < 2:               # found now, not after the training it would waste
-        raise SystemExit(f'the warm start {args.warm} has no sharpening control on its unseen '
-                         'splits: evaluate it with gym_v2_warm_start.py --sweep first')
-    if args.moved_only and not args.fresh_padding:
-        raise SystemExit('--moved-only chooses among the paddings of --fresh-padding K')
-    if args.bonus_at_bug and not args.line_edit_bonus:
-        raise SystemExit('--bonus-at-bug says which edits --line-edit-bonus B pays; give B')
-    if args.refill and not args.episode_budget:
-        raise SystemExit('--refill makes an update cost a varying number of episodes: give '
-                         '--episode-budget E, the episodes to spend, in place of --updates')
-    if args.refill and args.method in ('reinforce', 'ppo'):
-        raise SystemExit(f'--refill keeps groups with mixed rewards; {args.method} learns from '
-                         'every group, so there is nothing to refill')
-    if args.fresh_padding and not pad:
-        raise SystemExit(f'--fresh-padding needs a warm start trained on padded tasks; '
-                         f'{args.warm} was not (pad_lines 0)')
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
-    start = time.time()
+def evaluation_positions(held, placements, n):
+    """Positions of the evaluation tasks kept with eval_tasks n: the first n of each half of the
+    held-out tasks (RL's placements and the others), so both halves are measured."""
+    halves = [[i for i, t in enumerate(held) if (gym_v2.task_group(t) in placements) == inside]
+              for inside in (True, False)]
+    return sorted(i for half in halves for i in half[:n])
+
+
+def run(recipe, context):
+    torch.manual_seed(recipe.seed)
     tok = arl.CharTokenizer()
-    tasks, cache = load_tasks()
-    warm_path = RESULTS / f'gym_v2_{args.warm}.pt'
-    model = arl.load_checkpoint(warm_path)
-    config = torch.load(warm_path, weights_only=True)['model_config']   # for the trained checkpoint
+    warm = context.load(recipe.warm)
+    trained = gym_v2_warm_start.recipe_of_record(warm)
+    tasks, cache = gym_v2.load_tasks(trained.task_seed, trained.train_variants,
+                                     validate=not context.reduced)
+    model = arl.load_checkpoint(warm.checkpoint)
+    config = torch.load(warm.checkpoint, weights_only=True)['model_config']
     by_id = {t.id: t for t in tasks}
-    play = played(tasks, cache, pad)
-    splits = {s: [by_id[i] for i in ids] for s, ids in warm['eval_task_ids'].items()}
-    train = [play[t.id] for t in tasks if t.split == 'train']
-    placements = arl.rl_placements(tasks) if args.train_on != 'train' else set()
-    if args.with_stretch and not placements:
-        raise SystemExit('--with-stretch adds placements to --train-on heldout-groups or mixed')
+    placements = arl.rl_placements(tasks) if recipe.train_on != 'train' else set()
+    if recipe.task_limit and placements:
+        placements = set(sorted(placements)[:recipe.task_limit])
+    splits = {s: [by_id[i] for i in ids] for s, ids in warm.results['eval_task_ids'].items()}
+    mode = 'hint' if recipe.hint else 'plain'
+    control = dict(warm.metrics[mode])
+    if recipe.eval_tasks:            # the first tasks of each split; the control cut to them
+        keep = {s: (evaluation_positions(v, placements, recipe.eval_tasks) if s == 'heldout'
+                    else list(range(min(recipe.eval_tasks, len(v))))) for s, v in splits.items()}
+        splits = {s: [v[i] for i in keep[s]] for s, v in splits.items()}
+        control.update({s: restrict(control[s], keep[s]) for s in control if s in keep})
+    train_pool = [t for t in tasks if t.split == 'train'][:recipe.task_limit or None]
+    ids = {t.id for t in train_pool} | {t.id for v in splits.values() for t in v}
+    play = gym_v2.played(tasks, cache, recipe.pad_lines, ids)
+    train = [play[t.id] for t in train_pool]
     stretch_groups = ({gym_v2.task_group(t) for t in tasks if t.split == 'stretch'}
-                      if args.with_stretch else set())
-    rng = random.Random(f'rl:{args.seed}')
-    where = RESULTS if args.save else pathlib.Path(tempfile.gettempdir())
-    checkpoint = where / f'gym_v2_rl_{args.tag}.pt'
-    if args.lora_rank:
-        trainable = arl.add_lora(model, args.lora_rank, args.lora_alpha)
-        lora = {'rank': args.lora_rank,
-                'alpha': arl.LORA_ALPHA if args.lora_alpha is None else args.lora_alpha,
+                      if recipe.with_stretch else set())
+    if recipe.task_limit and stretch_groups:
+        stretch_groups = set(sorted(stretch_groups)[:recipe.task_limit])
+    rng = random.Random(f'rl:{recipe.seed}')
+    if recipe.lora_rank:
+        trainable = arl.add_lora(model, recipe.lora_rank, recipe.lora_alpha)
+        lora = {'rank': recipe.lora_rank, 'alpha': recipe.lora_alpha,
                 'trainable_params': sum(p.numel() for p in trainable),
                 'total_params': sum(p.numel() for p in model.parameters())}
         print(f'LoRA rank {lora["rank"]}, alpha {lora["alpha"]:g}: {lora["trainable_params"]}'
               f' trainable of {lora["total_params"]} parameters', flush=True)
     else:
         trainable, lora = list(model.parameters()), None
-    ppo = dict(PPO, epochs=args.ppo_epochs, minibatches=args.ppo_minibatches)
-    critic = arl.ValueHead(model) if args.method == 'ppo' else None   # shares the policy's trunk
+    critic = arl.ValueHead(model) if recipe.method == 'ppo' else None   # shares the trunk
     if critic is not None:
         trainable = list(critic.parameters())
-    opt = torch.optim.Adam(trainable, lr=args.lr)
-    ref = arl.load_checkpoint(warm_path) if args.kl_coef else None
+    learner = critic if critic is not None else model
+    opt = torch.optim.Adam(trainable, lr=recipe.lr)
+    ref = arl.load_checkpoint(warm.checkpoint) if recipe.kl_coef else None
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
-        env = gym_v2.HintedBugFixEnv(hint=hint, cache=cache, sandbox=pool.run)
-        rl_env = (gym_v2.LineEditBonusEnv(args.line_edit_bonus, at_bug=args.bonus_at_bug,
-                                          hint=hint, cache=cache, sandbox=pool.run)
-                  if args.line_edit_bonus else env)
-        unpadded = {t.id: t for t in tasks if t.split == 'train'}
+        env = gym_v2.HintedBugFixEnv(hint=recipe.hint, cache=cache, sandbox=pool.run)
+        rl_env = (gym_v2.LineEditBonusEnv(recipe.line_edit_bonus, at_bug=recipe.bonus_at_bug,
+                                          hint=recipe.hint, cache=cache, sandbox=pool.run)
+                  if recipe.line_edit_bonus else env)
+        unpadded = {t.id: t for t in train_pool}
+        trained_tasks = train
         if placements:
-            trained_tasks = train
             rl_tasks = gym_v2.group_tasks(placements | stretch_groups,
                                           range(gym_v2.TRAIN_VARIANTS), 'rl',
                                           first_id=len(tasks), env=env)
             unpadded.update((t.id, t) for t in rl_tasks)
-            train = gym_v2.pad_tasks(rl_tasks, pad, env)
+            train = arl.pad_tasks(rl_tasks, recipe.pad_lines, env)
             print(f'RL on {len(train)} tasks of {len(placements)} held-out groups'
                   + (f' and {len(stretch_groups)} stretch groups' if stretch_groups else ''),
                   flush=True)
         unseen = [play[t.id] for t in splits['heldout'] if gym_v2.task_group(t) not in placements]
         seen_by_rl = [play[t.id] for t in splits['heldout'] if gym_v2.task_group(t) in placements]
-        curve.append((0, mean_expert_prob(model, env, unseen, tok)))
-        if seen_by_rl:
-            rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
-        print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
-        paddings = PaddingPool(unpadded, pad, env, moved_only=args.moved_only)
+        paddings = PaddingPool(unpadded, recipe.pad_lines, env, moved_only=recipe.moved_only)
+        played_episodes, u, rl_seconds = 0, 0, 0.0
+        state = context.saved_state(recipe)
+        if state:
+            learner.load_state_dict(state['learner'])
+            opt.load_state_dict(state['optimizer'])
+            harness.set_rng_state(state['rng'], rng)
+            curve, rl_curve, log = state['curve'], state['rl_curve'], state['log']
+            played_episodes, u, rl_seconds = state['episodes'], state['update'], state['seconds']
+            paddings.made = state['paddings']
+        else:
+            curve.append((0, mean_expert_prob(model, env, unseen, tok)))
+            if seen_by_rl:
+                rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
+            print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
 
         def play_round():
-            """One round: args.tasks tasks drawn from rng, args.group episodes each at T=1."""
-            if args.train_on == 'mixed':
-                half = args.tasks // 2
-                picked = rng.sample(train, half) + rng.sample(trained_tasks, args.tasks - half)
+            """One round: tasks_per_update tasks drawn from rng, group episodes each at T=1."""
+            if recipe.train_on == 'mixed':
+                half = recipe.tasks_per_update // 2
+                picked = (rng.sample(train, half)
+                          + rng.sample(trained_tasks, recipe.tasks_per_update - half))
             else:
-                picked = rng.sample(train, args.tasks)
-            if args.fresh_padding:
-                picked = [paddings.draw(t, rng.randrange(args.fresh_padding)) for t in picked]
-            batch = [t for t in picked for _ in range(args.group)]
+                picked = rng.sample(train, recipe.tasks_per_update)
+            if recipe.fresh_padding:
+                picked = [paddings.draw(t, rng.randrange(recipe.fresh_padding)) for t in picked]
+            batch = [t for t in picked for _ in range(recipe.group)]
             seeds = [rng.randrange(2 ** 31) for _ in batch]
             return arl.rollout_batch(model, rl_env, batch, tok, seeds, temperature=1.0,
-                                     max_turns=MAX_TURNS)
+                                     max_turns=recipe.max_turns)
 
-        t_rl, played_episodes, u = time.time(), 0, 0
-        while (played_episodes < args.episode_budget if args.episode_budget
-               else u < args.updates):
+        t_rl = time.time() - rl_seconds
+        while (played_episodes < recipe.episode_budget if recipe.episode_budget
+               else u < recipe.updates):
             u += 1
             eps, rounds = play_round(), 1
-            while (args.refill and rounds < REFILL_ROUNDS   # DAPO's dynamic sampling
-                   and sum(map(mixed_rewards, as_groups(eps, args.group))) < args.refill):
+            while (recipe.refill and rounds < REFILL_ROUNDS   # DAPO's dynamic sampling
+                   and sum(map(mixed_rewards, as_groups(eps, recipe.group))) < recipe.refill):
                 eps, rounds = eps + play_round(), rounds + 1
-            groups = as_groups(eps, args.group)
-            if args.refill:             # the first N mixed groups, in the order played
+            groups = as_groups(eps, recipe.group)
+            if recipe.refill:             # the first N mixed groups, in the order played
                 kept = [g for g in groups if mixed_rewards(g)]
-                found, groups = len(kept), kept[:args.refill]
+                found, groups = len(kept), kept[:recipe.refill]
             played_episodes += len(eps)
             if critic is not None:      # PPO learns from every episode; its critic is the baseline
-                stats = arl.ppo_update(critic, opt, eps, **ppo)
+                stats = arl.ppo_update(critic, opt, eps, epochs=recipe.ppo_epochs,
+                                       minibatches=recipe.ppo_minibatches, lam=PPO_LAM)
                 stats['groups'] = sum(map(mixed_rewards, groups))
             else:
-                stats = update(model, opt, groups, args.method, ref=ref,
-                               kl_coef=args.kl_coef) or {'groups': 0}
+                stats = update(model, opt, groups, recipe.method, ref=ref,
+                               kl_coef=recipe.kl_coef) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps),
                          solved=sum(map(gym_v2.solved, eps)) / len(eps))
-            if args.refill:
+            if recipe.refill:
                 stats.update(rounds=rounds, episodes=len(eps), mixed_found=found)
             log.append(stats)
-            last = (played_episodes >= args.episode_budget if args.episode_budget
-                    else u == args.updates)
-            if u % EVAL_EVERY == 0 or last:
+            last = (played_episodes >= recipe.episode_budget if recipe.episode_budget
+                    else u == recipe.updates)
+            if u % recipe.eval_every == 0 or last:
                 curve.append((u, mean_expert_prob(model, env, unseen, tok)))
                 if seen_by_rl:
                     rl_curve.append((u, mean_expert_prob(model, env, seen_by_rl, tok)))
-                recent = log[-EVAL_EVERY:]
-                print(f'update {u}: train reward {sum(s["reward"] for s in recent) / len(recent):.3f}'
-                      f', heldout expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)',
-                      flush=True)
+                recent = log[-recipe.eval_every:]
+                print(f'update {u}: train reward '
+                      f'{sum(s["reward"] for s in recent) / len(recent):.3f}, heldout '
+                      f'expert-path {curve[-1][1]:.4f} ({time.time() - t_rl:.0f} s)', flush=True)
+            context.progress(u, lambda: {
+                'learner': learner.state_dict(), 'optimizer': opt.state_dict(),
+                'rng': harness.rng_state(rng), 'curve': curve, 'rl_curve': rl_curve,
+                'log': log, 'episodes': played_episodes, 'seconds': time.time() - t_rl,
+                'paddings': paddings.made}, recipe)
         rl_seconds = time.time() - t_rl
         if lora:
             arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
-        torch.save({'state_dict': model.state_dict(), 'model_config': config},
-                   checkpoint)      # before evaluation, so a failure there loses no training
+        context.save_checkpoint(model, config)   # before evaluation: a failure there loses no training
         t0 = time.time()
-        metrics = ev.evaluate(model, env, {s: [play[t.id] for t in splits[s]]
-                                           for s in ('heldout', 'stretch')}, tok,
-                              samples=SAMPLES, temperatures=(1.0, EXTRA_T), seed=EVAL_SEED)
+        evaluated = {s: [play[t.id] for t in splits[s]] for s in ('heldout', 'stretch')}
+        metrics = ev.evaluate(model, env, evaluated, tok, samples=recipe.samples_per_task,
+                              temperatures=(1.0, EXTRA_T), seed=recipe.eval_seed)
         metrics.update(ev.evaluate(model, env, {'train': [play[t.id] for t in splits['train']]},
-                                   tok, samples=SAMPLES, seed=EVAL_SEED))
-    mode = 'hint' if hint else 'plain'
-    control = dict(warm['metrics'][mode])
+                                   tok, samples=recipe.samples_per_task, seed=recipe.eval_seed))
     if placements:  # the held-out evaluation splits into RL's own groups and the unseen rest
         metrics.update(split_heldout(metrics['heldout'], splits['heldout'], placements))
         control.update(split_heldout(control['heldout'], splits['heldout'], placements))
@@ -455,27 +515,17 @@ def main():
               f' trained T={EXTRA_T:g} minus control'
               f' {versus[s]["at_extra_t_minus_control"][0]:+.3f} +-'
               f' {versus[s]["at_extra_t_minus_control"][1]:.3f} (paired)', flush=True)
-    record = {
-        'lab': 'book/labs/gym_v2_rl.py', 'tag': args.tag, 'warm': args.warm, 'hint': hint,
-        'pad_lines': pad, 'fresh_padding': args.fresh_padding,
-        'moved_only': args.moved_only,
-        'paddings_made': len(paddings.made),
-        'method': args.method, 'train_on': args.train_on, 'kl_coef': args.kl_coef,
-        'line_edit_bonus': args.line_edit_bonus, 'bonus_at_bug': args.bonus_at_bug,
-        'ppo': ppo if critic is not None else None,
+    return {
+        'updates': u, 'episodes': played_episodes, 'paddings_made': len(paddings.made),
         'rl_groups': sorted(placements), 'stretch_groups_trained': sorted(stretch_groups),
-        'rl_tasks': len(train), 'lr': args.lr,
-        'updates': u, 'refill': args.refill, 'episode_budget': args.episode_budget,
-        'tasks_per_update': args.tasks, 'group': args.group, 'seed': args.seed,
-        'episodes': played_episodes, 'max_turns': MAX_TURNS,
-        'eval_seed': EVAL_SEED, 'samples_per_task': SAMPLES,
-        'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
+        'rl_tasks': len(train), 'lora': lora,
         'heldout_expert_path_curve': curve, 'rl_groups_expert_path_curve': rl_curve,
-        'log': log, 'metrics': metrics, 'versus_control': versus, 'lora': lora,
+        'log': log, 'metrics': metrics, 'versus_control': versus,
         'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0),
     }
-    write_record(f'gym_v2_rl_{args.tag}', record, start)
 
+
+LAB = harness.Lab(__file__, 'run', RlRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

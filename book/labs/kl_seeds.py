@@ -21,34 +21,39 @@ per policy token between the sampling policy and the warm start (full-vocabulary
 `agentrl.token_kl`) and the mean entropy per policy token (`agentrl.entropy`) on the update's own
 batch.
 
-Output (committed; Chapter 10 reads it from $AGENTRL_BOOK/labs/results):
-  results/kl_seeds.json   recipe, task ids, the evaluation before (once) and after (per arm and
-                          seed) with per-task paired differences, and per run the curves of
-                          reward, KL and entropy (one value per update). The file is rewritten
-                          after every run, with 'complete': false until the last one.
+Record: results/kl_seeds.json (kind seeds), which Chapter 10 reads: the task ids, the
+evaluation before (once) and after (per arm and seed) with per-task paired differences, and per
+run the curves of reward, KL and entropy (one value per update).
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/kl_seeds.py
 Seeded and single-threaded: a rerun gives the same numbers. Six runs of 100 updates plus seven
-evaluations: about 30 minutes on an idle 2-core machine, longer when the cores are shared.
+evaluations: about 30 minutes on a 2-core machine.
 """
 
+import dataclasses
 import functools
-import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
-
-import agentrl as arl  # noqa: E402
-
-ARMS = (('none', 0.0), ('kl', 1.0))
-KL_MODE = 'reward'
+import agentrl as arl
+import harness
+import seeds_common as sc
+from harness import option
 
 
-def update(model, opt, episodes, reference, kl_coef):
+@dataclasses.dataclass(frozen=True)
+class KlRecipe(sc.SeedsRecipe):
+    kl_mode: str = option('reward', "regularised_pg_step's kl_mode (where the penalty enters)",
+                          short='')
+    arms: dict = option({'none': 0.0, 'kl': 1.0}, 'kl_coef of each arm (arm=coefficient)',
+                        short='arms-')
+
+    LEGACY = {**sc.SeedsRecipe.LEGACY,
+              'method': 'regularised_pg_step: leave-one-out batch baseline, seq-mean-token-sum'}
+
+
+def update(model, opt, episodes, reference, kl_coef, recipe):
     return arl.regularised_pg_step(model, reference, opt, episodes, kl_coef=kl_coef,
-                                   kl_mode=KL_MODE, grad_clip=sc.GRAD_CLIP)
+                                   kl_mode=recipe.kl_mode, grad_clip=recipe.grad_clip)
 
 
 def summarise(history):
@@ -59,16 +64,16 @@ def summarise(history):
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
 
-def main():
-    args = sc.arguments(__doc__)
-    reference = sc.load_warm_start().requires_grad_(False)
-    arms = {name: (sc.Method(functools.partial(update, reference=reference, kl_coef=coef),
+def run(recipe, context):
+    reference = sc.load_warm_start(recipe, context).requires_grad_(False)
+    arms = {name: (sc.Method(functools.partial(update, reference=reference, kl_coef=coef,
+                                               recipe=recipe),
                              summarise=summarise, count_zero_gradient_steps=False),
-                   {'kl_coef': coef}) for name, coef in ARMS}
-    recipe = {'method': 'regularised_pg_step: leave-one-out batch baseline, seq-mean-token-sum',
-              'kl_mode': KL_MODE, 'arms': dict(ARMS)}
-    sc.run_lab('kl_seeds', arms, recipe, args)
+                   {'kl_coef': coef}) for name, coef in recipe.arms.items()}
+    return sc.run_lab(recipe, context, arms)
 
+
+LAB = harness.Lab(__file__, 'seeds', KlRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

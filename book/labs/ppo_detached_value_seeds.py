@@ -12,27 +12,23 @@ seed 2 before this lab (40 updates each) kept the training reward near its start
 with this change and, separately, with one Adam step per batch; this lab measures the first on
 all three seeds.
 
-Output (committed; Chapter 8 reads it from $AGENTRL_BOOK/labs/results):
-  results/ppo_detached_value_seeds.json   seeds_common's record plus, per run, the mean PPO
-                                          diagnostics and the mean value at the first and last
-                                          25 updates, as in ppo_seeds.json
+Record: results/ppo_detached_value_seeds.json (kind seeds), which Chapter 8 reads:
+seeds_common's results plus, per run, the mean PPO diagnostics and the mean value at the first
+and last 25 updates, as in ppo_seeds.json.
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/ppo_detached_value_seeds.py
-Seeded and single-threaded: a rerun gives the same numbers. About 15 minutes on an idle 2-core
-machine, longer when the cores are shared.
+Seeded and single-threaded: a rerun gives the same numbers. About 15 minutes on a 2-core
+machine.
 """
 
-import pathlib
-import sys
+import dataclasses
 
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
-from ppo_seeds import RECIPE, summarise, update  # noqa: E402
-
-import agentrl as arl  # noqa: E402
+import agentrl as arl
+import harness
+import ppo_seeds
 
 
 class DetachedValueHead(arl.ValueHead):
@@ -49,9 +45,17 @@ class DetachedValueHead(arl.ValueHead):
         return p.head(h), self.value(h.detach()).squeeze(-1)                 # [B, T, V], [B, T]
 
 
+@dataclasses.dataclass(frozen=True)
+class DetachedValueRecipe(ppo_seeds.PpoRecipe):
+    LEGACY = {**ppo_seeds.PpoRecipe.LEGACY, 'method': 'PPO, value loss on the head only (ablation)',
+              'model': 'ValueHead(warm start) whose value reads detached hidden states'}
+
+
+def run(recipe, context):
+    return ppo_seeds.run(recipe, context, learner=DetachedValueHead)
+
+
+LAB = harness.Lab(__file__, 'seeds', DetachedValueRecipe, run)
+
 if __name__ == '__main__':
-    sc.run_lab('ppo_detached_value_seeds',
-               sc.Method(update, learner=DetachedValueHead, summarise=summarise),
-               {'method': 'PPO, value loss on the head only (ablation)',
-                'model': 'ValueHead(warm start) whose value reads detached hidden states',
-                **RECIPE}, sc.arguments(__doc__))
+    harness.main(LAB)

@@ -23,42 +23,37 @@ its updates of the PPO diagnostics (clip fraction, approximate KL, mean ratio, v
 gradient norm) and the mean value of the policy tokens at the first and last 25 updates, which
 shows how fast the value head learns.
 
-Output (committed; Chapter 8 reads it from $AGENTRL_BOOK/labs/results):
-  results/ppo_seeds.json
+Record: results/ppo_seeds.json (kind seeds), which Chapter 8 reads.
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/ppo_seeds.py
-Seeded and single-threaded: a rerun gives the same numbers. It takes about 15 minutes on an
-idle 2-core machine (each update samples 8 episodes and takes 4 optimiser steps), longer when
-the cores are shared.
+Seeded and single-threaded: a rerun gives the same numbers. About 15 minutes on a 2-core
+machine (each update samples 8 episodes and takes 4 optimiser steps).
 """
 
-import pathlib
-import sys
+import dataclasses
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
+import agentrl as arl
+import harness
+import seeds_common as sc
+from harness import option
 
-import agentrl as arl  # noqa: E402
-
-EPOCHS = 2
-MINIBATCHES = 2
-CLIP_EPS = 0.2
-VF_COEF = 0.5
-GAMMA = 1.0
-LAM = 0.95
 DIAGNOSTICS = ('clip_fraction', 'approx_kl', 'ratio_mean', 'value_loss', 'grad_norm')
-RECIPE = {'episodes_per_task': 1, 'epochs': EPOCHS, 'minibatches': MINIBATCHES,
-          'clip_eps': CLIP_EPS, 'vf_coef': VF_COEF, 'gamma': GAMMA, 'lam': LAM,
-          'aggregation': 'token-mean', 'value_clipping': False,
-          'advantages': 'gae(gamma, lam) with the value head, not normalised'}
 
 
-def update(critic, opt, episodes):
-    """One ppo_update with the chapter's defaults on episodes sampled by critic.policy."""
-    return arl.ppo_update(critic, opt, episodes, epochs=EPOCHS, minibatches=MINIBATCHES,
-                          clip_eps=CLIP_EPS, vf_coef=VF_COEF, gamma=GAMMA, lam=LAM,
-                          grad_clip=sc.GRAD_CLIP)
+@dataclasses.dataclass(frozen=True)
+class PpoRecipe(sc.SeedsRecipe):
+    epochs: int = option(2, 'passes over each batch', short='epochs')
+    minibatches: int = option(2, 'optimiser steps per pass', short='mb')
+    clip_eps: float = option(0.2, 'clipping range of the ratio', short='clip')
+    vf_coef: float = option(0.5, 'weight of the value loss', short='vf')
+    gamma: float = option(1.0, 'discount of GAE', short='gamma')
+    lam: float = option(0.95, 'lambda of GAE', short='lam')
+
+    LEGACY = {**sc.SeedsRecipe.LEGACY, 'method': 'PPO',
+              'model': 'ValueHead(warm start), value head zero-initialised',
+              'episodes_per_task': 1, 'aggregation': 'token-mean', 'value_clipping': False,
+              'advantages': 'gae(gamma, lam) with the value head, not normalised'}
 
 
 def summarise(history):
@@ -72,8 +67,18 @@ def summarise(history):
             'clip_fraction_max': max(h['clip_fraction'] for h in history)}
 
 
+def run(recipe, context, learner=arl.ValueHead):
+    """One ppo_update per batch, sampled by critic.policy; the warm start stays the policy (it
+    samples and is evaluated), the value head wraps it."""
+    def update(critic, opt, episodes):
+        return arl.ppo_update(critic, opt, episodes, epochs=recipe.epochs,
+                              minibatches=recipe.minibatches, clip_eps=recipe.clip_eps,
+                              vf_coef=recipe.vf_coef, gamma=recipe.gamma, lam=recipe.lam,
+                              grad_clip=recipe.grad_clip)
+    return sc.run_lab(recipe, context, sc.Method(update, learner=learner, summarise=summarise))
+
+
+LAB = harness.Lab(__file__, 'seeds', PpoRecipe, run)
+
 if __name__ == '__main__':
-    # The warm start stays the policy (it samples and is evaluated); the value head wraps it.
-    sc.run_lab('ppo_seeds', sc.Method(update, learner=arl.ValueHead, summarise=summarise),
-               {'method': 'PPO', 'model': 'ValueHead(warm start), value head zero-initialised',
-                **RECIPE}, sc.arguments(__doc__))
+    harness.main(LAB)

@@ -17,33 +17,38 @@ objective it was given, and `heldout_t1` whether any of it transfers to unseen b
 The evaluation episodes use one fixed sampling seed before and after training (common random
 numbers), so a paired difference per task is also reported. Standard errors are over tasks.
 
-Output (committed; Chapter 6 reads it from $AGENTRL_BOOK/labs/results):
-  results/reinforce_seeds.json
+Record: results/reinforce_seeds.json (kind seeds), which Chapter 6 reads.
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/reinforce_seeds.py
 Seeded and single-threaded: a rerun gives the same numbers. It takes about 10 minutes on a
-2-core machine (about 2.5 minutes of training and 0.7 of evaluation per seed), longer when
-the cores are shared.
+2-core machine (about 2.5 minutes of training and 0.7 of evaluation per seed).
 """
 
-import pathlib
-import sys
+import dataclasses
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
-
-import agentrl as arl  # noqa: E402
-
-AGGREGATION = 'seq-mean-token-sum'
+import agentrl as arl
+import harness
+import seeds_common as sc
+from harness import option
 
 
-def update(model, opt, episodes):
+@dataclasses.dataclass(frozen=True)
+class ReinforceRecipe(sc.SeedsRecipe):
+    aggregation: str = option('seq-mean-token-sum', "reinforce_step's aggregation of the loss",
+                              short='', choices=arl.AGGREGATIONS)
+
+    LEGACY = {**sc.SeedsRecipe.LEGACY, 'returns': 'episode reward (0 or 1), no baseline'}
+
+
+def run(recipe, context):
     """The chapter's recipe: one reinforce_step on one episode per task at temperature 1."""
-    return arl.reinforce_step(model, opt, episodes, AGGREGATION, sc.GRAD_CLIP)
+    def update(model, opt, episodes):
+        return arl.reinforce_step(model, opt, episodes, recipe.aggregation, recipe.grad_clip)
+    return sc.run_lab(recipe, context, sc.Method(update))
 
+
+LAB = harness.Lab(__file__, 'seeds', ReinforceRecipe, run)
 
 if __name__ == '__main__':
-    sc.run_lab('reinforce_seeds', sc.Method(update),
-               {'aggregation': AGGREGATION, 'returns': 'episode reward (0 or 1), no baseline'},
-               sc.arguments(__doc__))
+    harness.main(LAB)

@@ -20,46 +20,45 @@ number of groups whose four rewards were all equal (`constant_groups`, out of `g
 number of updates in which both groups were (`silent_steps`: zero advantage everywhere, so no
 gradient) and the mean gradient norm before clipping.
 
-Ablation. With `--no-baseline` the same script runs grouped batches (2 tasks x 4 episodes, the
-same task batches and sampling seeds) with the raw rewards as weights, i.e. REINFORCE on
-groups, and writes `results/grouped_reinforce_seeds.json`. Without a baseline an update has no
-gradient exactly when all its episodes failed: that count is seeds_common's
-`zero_gradient_steps` (for this ablation `silent_steps` also counts all-solved groups). Comparing the three labs separates the two changes
-from `reinforce_seeds.py`: the grouping (this ablation vs reinforce_seeds) and the baseline
-(rloo_seeds vs this ablation).
+Its ablation, `grouped_reinforce_seeds.py`, runs the same grouped batches with the raw rewards
+as weights: the three labs separate the two changes from `reinforce_seeds.py`, the grouping
+(the ablation vs reinforce_seeds) and the baseline (rloo_seeds vs the ablation).
 
-Output (committed; Chapter 7 reads them from $AGENTRL_BOOK/labs/results):
-  results/rloo_seeds.json, results/grouped_reinforce_seeds.json
+Record: results/rloo_seeds.json (kind seeds), which Chapter 7 reads.
 
 Run from the repository root, after warm_start.py:
     .venv/bin/python book/labs/rloo_seeds.py
-    .venv/bin/python book/labs/rloo_seeds.py --no-baseline
-Seeded and single-threaded: a rerun gives the same numbers. Measured on the shared 2-core
-machine: 24 minutes for RLOO and 18 for the ablation (training 4-7 minutes per seed, the rest
-evaluation); less on an idle machine.
+Seeded and single-threaded: a rerun gives the same numbers. About 24 minutes on a 2-core
+machine (training 4-7 minutes per seed, the rest evaluation).
 """
 
-import pathlib
-import sys
+import dataclasses
 
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import seeds_common as sc  # noqa: E402
+import agentrl as arl
+import harness
+import seeds_common as sc
+from harness import option
 
-import agentrl as arl  # noqa: E402
-
-GROUP_SIZE = 4                                   # G episodes per task
-TASKS_PER_STEP = sc.EPISODES_PER_STEP // GROUP_SIZE
-AGGREGATION = 'seq-mean-token-sum'
+ADVANTAGES = 'rloo_advantages: r_i - mean of the other G-1 rewards of the group'
 
 
-def update(model, opt, groups, baseline=True):
-    """Leave-one-out advantages (or, for the ablation, raw rewards) and one pg_step."""
+@dataclasses.dataclass(frozen=True)
+class RlooRecipe(sc.GroupRecipe):
+    aggregation: str = option('seq-mean-token-sum', "pg_step's aggregation of the loss",
+                              short='', choices=arl.AGGREGATIONS)
+
+    LEGACY = {**sc.GroupRecipe.LEGACY, 'method': 'RLOO', 'advantages': ADVANTAGES}
+
+
+def update(model, opt, groups, recipe, baseline=True):
+    """Leave-one-out advantages (or, without a baseline, raw rewards) and one pg_step."""
     rewards = torch.tensor([[e.reward for e in g] for g in groups])          # [B, G]
     advantages = arl.rloo_advantages(rewards) if baseline else rewards       # [B, G]
     episodes = [e for g in groups for e in g]
-    stats = arl.pg_step(model, opt, episodes, advantages.flatten(), AGGREGATION, sc.GRAD_CLIP)
+    stats = arl.pg_step(model, opt, episodes, advantages.flatten(), recipe.aggregation,
+                        recipe.grad_clip)
     stats['groups'] = len(groups)
     stats['constant_groups'] = int((rewards == rewards[:, :1]).all(-1).sum())
     return stats
@@ -73,19 +72,13 @@ def summarise(history):
             'grad_norm_mean': sum(h['grad_norm'] for h in history) / len(history)}
 
 
-def main():
-    args = sc.arguments(__doc__, ('--no-baseline', 'the ablation: raw rewards as weights'))
-    recipe = {'method': 'RLOO', 'group_size': GROUP_SIZE, 'tasks_per_step': TASKS_PER_STEP,
-              'aggregation': AGGREGATION,
-              'advantages': 'rloo_advantages: r_i - mean of the other G-1 rewards of the group'}
-    if args.no_baseline:
-        recipe.update(method='REINFORCE on groups (ablation)',
-                      advantages='raw episode rewards (0 or 1), no baseline')
-    method = sc.Method(lambda model, opt, groups: update(model, opt, groups, not args.no_baseline),
-                       group_size=GROUP_SIZE, summarise=summarise)
-    name = 'grouped_reinforce_seeds' if args.no_baseline else 'rloo_seeds'
-    sc.run_lab(name, method, recipe, args)
+def run(recipe, context, baseline=True):
+    method = sc.Method(lambda model, opt, groups: update(model, opt, groups, recipe, baseline),
+                       group_size=recipe.group_size, summarise=summarise)
+    return sc.run_lab(recipe, context, method)
 
+
+LAB = harness.Lab(__file__, 'seeds', RlooRecipe, run)
 
 if __name__ == '__main__':
-    main()
+    harness.main(LAB)

@@ -1,0 +1,223 @@
+"""The labs of book/labs on their one harness (book/labs/harness.py).
+
+Every lab runs once in reduced mode (tiny sizes, a scratch folder) and its record must load
+through agentrl.load_record with the lab's kind and the full recipe; the RL lab stopped halfway
+and resumed must end exactly where an uninterrupted run ends, and so must the warm-start labs'
+training loop (warm_start.imitate, which is train_next_token step for step); every committed
+record's recipe must be a recipe of its lab, whose command line reads back to it.
+Run: .venv/bin/python -m pytest tests/test_labs.py -q
+"""
+
+import dataclasses
+import json
+import pathlib
+import sys
+
+import pytest
+import torch
+
+LABS_DIR = pathlib.Path(__file__).resolve().parent.parent / 'book' / 'labs'
+sys.path.insert(0, str(LABS_DIR))
+
+import agentrl as arl  # noqa: E402
+import harness  # noqa: E402
+
+WARM = 'gym_v2_hint_recovery_6000_pad6_copy4'     # committed, with its checkpoint
+PAD2 = 'gym_v2_hint_recovery_3000_pad2'
+
+
+class Scratch:
+    """The labs' reduced runs in one scratch folder, each made once, in the order they build on
+    each other (an RL run before the fresh evaluation of it, and so on)."""
+
+    def __init__(self, folder):
+        self.folder, self.made = folder, {}
+
+    def argv(self, name):
+        extra = {
+            'gym_v2_warm_start': lambda: ['--hint-share', '1', '--pad-lines', '2', '--sweep',
+                                          'hint'],
+            'gym_v2_rl': lambda: ['--warm', WARM, '--train-on', 'mixed', '--fresh-padding', '2',
+                                  '--lr', '3e-4'],
+            'gym_v2_rl_fresh': lambda: ['--runs', self.stem('gym_v2_rl')],
+            'gym_v2_failures': lambda: ['--fresh', self.stem('gym_v2_rl_fresh')],
+            'gym_v2_checks': lambda: ['--fresh', self.stem('gym_v2_rl_fresh')],
+            'gym_v2_copying': lambda: ['--warm', PAD2, '--policies', PAD2, self.stem('gym_v2_rl')],
+            'gym_v2_edit_parts': lambda: ['--warm', PAD2, '--policies', self.stem('gym_v2_rl'),
+                                          '--temperatures', '1', '0.5'],
+        }.get(name, list)()
+        return ['--reduced', '--results', str(self.folder), '--state',
+                str(self.folder / 'runs'), *extra]
+
+    def stem(self, name):
+        if name not in self.made:
+            self.made[name] = run_lab(name, self.argv(name)).stem
+        return self.made[name]
+
+
+def run_lab(name, argv):
+    """harness.main for one lab, in this process, with torch's global settings put back."""
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    try:
+        path = harness.main(harness.lab(name), argv)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+    return path
+
+
+@pytest.fixture(scope='module')
+def scratch(tmp_path_factory):
+    return Scratch(tmp_path_factory.mktemp('labs'))
+
+
+@pytest.mark.parametrize('name', harness.LABS)
+def test_every_lab_runs_reduced_and_writes_its_record(scratch, name):
+    stem = scratch.stem(name)
+    lab = harness.lab(name)
+    record = arl.load_record(stem, scratch.folder)
+    assert record.kind == lab.kind and record.lab == f'book/labs/{name}.py'
+    assert stem == harness.run_name(lab, harness.recipe_of(record))
+    assert set(record.recipe) == {f.name for f in dataclasses.fields(lab.recipe)}
+    assert set(record.machine) == {'cpu', 'cpu_capability', 'torch', 'threads'}
+    raw = (scratch.folder / f'{stem}.json').read_text()
+    assert list(json.loads(raw)) == ['schema', 'lab', 'kind', 'recipe', 'machine', 'results']
+    assert raw == json.dumps(json.loads(raw), indent=1) + '\n'       # the committed layout
+    if record.kind in ('warm_start', 'run'):
+        arl.load_checkpoint(record.checkpoint)
+    assert not list(scratch.folder.glob('*.tmp')) and not list(scratch.folder.glob('.*.tmp'))
+    assert not (scratch.folder / 'runs' / stem).exists()     # a finished run keeps no state
+
+
+def without_seconds(results):
+    return {k: v for k, v in results.items() if not k.endswith('seconds')}
+
+
+def test_a_resumed_rl_run_ends_where_an_uninterrupted_one_does(tmp_path):
+    """Stop after update 2 (its state saved), resume: the record and the checkpoint are those of
+    the run that was never stopped, bit for bit (PPO: weights, value head, Adam, the task and
+    padding draws and torch's generator all carry over)."""
+    name, straight, halves = 'gym_v2_rl', tmp_path / 'straight', tmp_path / 'halves'
+    common = ['--reduced', '--save-every', '1', '--warm', WARM, '--train-on', 'mixed',
+              '--fresh-padding', '2', '--method', 'ppo', '--updates', '3']
+    path = run_lab(name, [*common, '--results', str(straight), '--state', str(tmp_path / 's1')])
+    stop = ['--results', str(halves), '--state', str(tmp_path / 's2'), '--stop-after', '2']
+    assert run_lab(name, [*common, *stop]) is None
+    assert (tmp_path / 's2' / path.stem / 'state.pt').exists()
+    resumed = run_lab(name, [*common, '--results', str(halves), '--state', str(tmp_path / 's2'),
+                             '--resume'])
+    assert resumed.name == path.name
+    a, b = (json.loads(p.read_text()) for p in (path, resumed))
+    assert without_seconds(a['results']) == without_seconds(b['results'])
+    assert a['recipe'] == b['recipe']
+    x, y = (torch.load(p.with_suffix('.pt'), weights_only=True)['state_dict']
+            for p in (path, resumed))
+    assert all(torch.equal(x[k], y[k]) for k in x)
+
+
+def test_imitate_is_train_next_token_step_for_step_even_when_resumed(tmp_path):
+    """warm_start.imitate, the warm-start labs' training loop, gives train_next_token's losses
+    and weights exactly, also when it stops after step 2 and resumes from its saved state."""
+    import warm_start
+    tok = arl.CharTokenizer()
+    with arl.SandboxPool() as pool:
+        env = arl.BugFixEnv(cache={}, sandbox=pool.run)
+        examples = warm_start.expert_examples(arl.make_tasks()[:6], tok, env)
+    config = dict(warm_start.MODEL_CONFIG, d_model=16, n_layers=1, n_heads=2)
+    recipe = warm_start.WarmStartRecipe(steps=5)
+    straight = arl.TinyAgent(**config)
+    want = arl.train_next_token(straight, examples, steps=5, lr=5e-3, batch_size=4, seed=3)
+    lab = harness.lab('warm_start')
+    for stop_after in (0, 2):
+        model = arl.TinyAgent(**config)
+        context = harness.Context(lab, 'imitate', tmp_path, tmp_path, stop_after=stop_after)
+        if stop_after:
+            with pytest.raises(harness.Stopped):
+                warm_start.imitate(model, examples, 5, 5e-3, 4, 3, context, recipe)
+            model = arl.TinyAgent(**dict(config, seed=1))        # the state, not these, counts
+            context = harness.Context(lab, 'imitate', tmp_path, tmp_path, resume=True)
+        got = warm_start.imitate(model, examples, 5, 5e-3, 4, 3, context, recipe)
+        assert got == want
+        assert all(torch.equal(p, q) for p, q in zip(straight.parameters(), model.parameters()))
+
+
+COMMITTED = sorted(p.stem for p in harness.RESULTS.glob('*.json')
+                   if json.loads(p.read_text())['lab'].startswith('book/labs/'))
+
+
+@pytest.mark.parametrize('stem', COMMITTED)
+def test_every_committed_record_is_a_recipe_of_its_lab(stem):
+    """Each committed record's recipe builds its lab's recipe (fields it predates take the
+    values the lab then had), and the command line harness.command gives reads back to it."""
+    record = arl.load_record(stem, harness.RESULTS)
+    lab = harness.lab(pathlib.Path(record.lab).stem)
+    recipe = harness.recipe_of(record)
+    assert isinstance(recipe, lab.recipe)
+    command = harness.command(record)
+    assert command.split()[:2] == [harness.PYTHON, record.lab]
+    again = harness.recipe_from_args(lab, harness.parser_for(lab).parse_args(command.split()[2:]))
+    for f in dataclasses.fields(recipe):
+        if f.metadata['in_name']:           # the others follow from the records it reads
+            assert getattr(again, f.name) == getattr(recipe, f.name), f.name
+
+
+def test_a_run_name_is_the_lab_and_what_differs_from_the_defaults():
+    lab = harness.lab('gym_v2_rl')
+    recipe = lab.recipe(warm=WARM, train_on='mixed', fresh_padding=8, method='grpo', lr=3e-4,
+                        updates=300, seed=1, hint=True, pad_lines=6)
+    assert harness.run_name(lab, recipe) == \
+        'gym_v2_rl_hint_recovery_6000_pad6_copy4_mixed_fresh8_grpo_lr3e-4_u300_s1'
+    assert harness.run_name(lab, lab.recipe()) == 'gym_v2_rl'
+    fresh = harness.lab('gym_v2_rl_fresh')
+    runs = ('gym_v2_rl_a', 'gym_v2_rl_a_s1', 'gym_v2_rl_a_s2')
+    assert harness.run_name(fresh, fresh.recipe(runs=runs)) == 'gym_v2_rl_fresh_rl_a+2'
+    assert harness.run_name(fresh, fresh.recipe(runs=runs[:1] + ('gym_v2_rl_b',))).startswith(
+        'gym_v2_rl_fresh_rl_a+1-')
+    kl = harness.lab('kl_seeds')
+    assert harness.run_name(kl, kl.recipe(arms={'none': 0.0, 'kl': 0.5}, seeds=(0,))) == \
+        'kl_seeds_seeds0_arms-kl0.5'
+
+
+def test_the_command_line_is_derived_from_the_recipe(capsys):
+    """Every field is a flag with its help; booleans take --no-; tuples several values; dicts
+    KEY=VALUE over the default; a name cannot be typed; --reduced refuses the committed
+    results."""
+    lab = harness.lab('gym_v2_warm_start')
+    parser = harness.parser_for(lab)
+    text = parser.format_help()
+    for f in dataclasses.fields(lab.recipe):
+        assert harness.flag(f.name) in text
+    args = parser.parse_args(['--mask-retry-mistake', '--sweep-splits', 'heldout',
+                              '--part-weights', 'old=10', '--model-config', 'd_model=128'])
+    recipe = harness.recipe_from_args(lab, args)
+    assert recipe.mask_retry_mistake and recipe.sweep_splits == ('heldout',)
+    assert recipe.part_weights == {'line': 0, 'old': 10, 'new': 0}
+    assert recipe.model_config['d_model'] == 128 and recipe.model_config['n_layers'] == 4
+    with pytest.raises(harness.RecipeError, match='KEY one of'):
+        harness.parse_dict('part_weights', ['calls=3'], recipe.part_weights)
+    for argv in (['--name', 'x'], ['--tag', 'x'], ['--reduced']):
+        with pytest.raises(SystemExit):
+            harness.prepare(lab, argv)
+    assert 'committed results' in capsys.readouterr().err
+
+    @dataclasses.dataclass(frozen=True)
+    class Unhelpful(harness.Recipe):
+        size: int = dataclasses.field(default=1)
+
+    @dataclasses.dataclass(frozen=True)
+    class Listy(harness.Recipe):
+        sizes: list = harness.option([1], 'a list')
+
+    for recipe_class in (Unhelpful, Listy):
+        with pytest.raises(TypeError):
+            harness.Lab(__file__, 'run', recipe_class, lambda recipe, context: {})
+
+
+def test_the_record_writer_stamps_the_machine_and_leaves_no_temporary_file(tmp_path):
+    lab = harness.lab('warm_start')
+    path = harness.write_record(tmp_path, 'r', lab, lab.recipe(), {'x': 1})
+    record = json.loads(path.read_text())
+    assert record['machine']['cpu_capability'] in {'DEFAULT', 'AVX2', 'AVX512', 'ZVECTOR', 'VSX'}
+    assert record['machine']['cpu'] and record['machine']['threads'] >= 1
+    assert record['recipe'] == dataclasses.asdict(lab.recipe())
+    assert list(tmp_path.iterdir()) == [path]
