@@ -9,11 +9,12 @@ SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
 # The book's languages, from the one table of them (ext/locale_table.py).
 LOCALES := $(shell $(PYTHON) -m ext.locale_table folders)
 
-.PHONY: setup html site library check test clean help pdf portability
+.PHONY: setup html site library check test quick clean help pdf portability
 
 help:
 	@echo "make html   build both locales into _build/site (sets itself up on first use)"
 	@echo "make test   the whole test suite, including the -W build of both locales"
+	@echo "make quick  the authors' loop: unit, press and structure tests, no full build (minutes)"
 	@echo "make check CH=02   run the snippet checker on chapter 02"
 	@echo "make portability   run every chapter and figure under other numeric paths (CPU kernels, threads)"
 	@echo "make pdf    _build/pdf/agentrl-en.pdf and agentrl-zh.pdf (apt-installs chromium, poppler-utils, fonts-noto-cjk if missing)"
@@ -60,6 +61,15 @@ test: html pdf portability
 	$(PY) scripts/sync_locales.py --check
 	for locale in $(LOCALES); do $(PY) scripts/check_structure.py --locale $$locale || exit 1; done
 	$(PY) -m pytest
+
+# The authors' loop: what `make test` checks without building the book, the PDF or portability:
+# the library is current, the translations are in step, and every test not marked slow (the
+# structure rules and the book plan over the real book, the press's unit tests, the chapters'
+# unit tests, the linter). Slow tests: tests/conftest.py.
+quick: setup
+	$(PY) scripts/build_library.py --check
+	$(PY) scripts/sync_locales.py --check
+	$(PY) -m pytest -m "not slow"
 
 clean:
 	find _build -mindepth 1 -maxdepth 1 ! -name .jupyter_cache -exec rm -rf {} +

@@ -7,13 +7,11 @@ Build one locale at a time (the Makefile does both):
 hook from the table of languages in ``ext/locale_table.py``.
 """
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))
+from ext.locale_table import SOURCE, by_folder, by_language, folders
 
-from ext.locale_table import SOURCE, by_folder, by_language, folders  # noqa: E402
+ROOT = Path(__file__).resolve().parent
 
 project = "Reinforcement learning for language-model agents"
 author = "The agentrl authors"
@@ -33,19 +31,6 @@ nb_execution_in_temp = True
 nb_execution_show_tb = True
 nb_merge_streams = False  # its merge rewrites newlines at chunk joins; ext.gate merges exactly
 nb_output_stderr = "show"  # shown on the page; the drift gate turns it into a warning
-
-# The whole plan of the book, in order. Links to a planned chapter whose file does not exist
-# yet render as plain text (ext.planned); a link to any other missing file fails the build.
-agentrl_planned_chapters = [
-    "00-notation.md", "01-introduction.md", "02-rl-fundamentals.md",
-    "03-language-models-as-policies.md", "04-environments-and-tools.md",
-    "05-trajectories-and-templates.md", "06-policy-gradient.md", "07-advantages.md",
-    "08-ppo.md", "09-grpo-family.md", "10-kl-and-entropy.md", "11-rewards.md",
-    "12-multi-turn.md", "13-rollout-systems.md", "14-efficiency.md",
-    "15-sft-and-rejection-sampling.md", "16-distillation.md", "17-evaluation.md",
-    "18-debugging.md", "19-capstone.md", "20-frontier.md", "A-math.md",
-    "B-design-review.md", "sources.md",
-]
 
 # A copy button on code cells only: not on their outputs, nor on the library reference's
 # signatures.

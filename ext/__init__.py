@@ -11,6 +11,8 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
 * ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the
   English ones.
 * ``ext.callouts``: Render the book's evidence callouts as three distinct admonitions.
+* ``ext.structure_check``: Sphinx side of the structure rules: each problem of ``ext.structure``
+  is a warning at its line.
 * ``ext.timings``: Per-chapter execution times: a table written with every build, and a budget
   warning.
 * ``ext.planned``: Links to chapters that are planned but not written yet render as plain text.
@@ -39,6 +41,12 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   byte for byte.
 * ``ext.problems``: Every kind of problem the press reports, in one table (like myst-nb's
   ``warnings_.py``).
+* ``ext.structure``: The book's structure rules: prose words, callout length, chapter shape,
+  making-of phrases.
+* ``ext.structure_debt``: The structure debt: problems that predate the structure rules, listed so
+  main stays green.
+* ``ext.book_plan``: The book plan: every chapter, written or planned, with its number, titles and
+  part, once.
 * ``ext.assets``: The browser assets the site serves itself: which npm packages, which files,
   where they live.
 * ``ext.toolchain``: What, besides its cells and its library, decides a chapter's printed
@@ -61,6 +69,7 @@ SUBMODULES = (
     "ext.gate",
     "ext.parity",
     "ext.callouts",
+    "ext.structure_check",
     "ext.timings",
     "ext.planned",
     "ext.offline",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .chapters import Chapter, ChapterError, read_chapter
+from .locale_table import SOURCE, Locale
 
 PROSE_KEY = "en_prose_sha"
 
@@ -49,6 +50,36 @@ def first_difference(source: Chapter, translation: Chapter) -> Difference | None
         return Difference(line, 1, f"{len(translation.cells)} code cells, but "
                                    f"{source.path.name} has {len(source.cells)}")
     return None
+
+
+def untranslated_copy(source: Chapter, locale: Locale) -> str:
+    """A new translation of ``source``: its cells and outputs, its prose still in English.
+
+    The words the press looks for are the locale's (closing headings, the saved API's opening,
+    callout labels: ``ext/locale_table.py``), so the copy builds and passes the structure check
+    at once. It carries no ``en_prose_sha`` stamp: it is untranslated, and stale until stamped.
+    """
+    lines = source.text.splitlines()
+    headings = {f"## {en}": f"## {zh}"
+                for en, zh in zip(SOURCE.closing_headings, locale.closing_headings)}
+    labels = {f"**{en}{SOURCE.full_stop}**": f"**{zh}{locale.full_stop}**"
+              for en, zh in zip(SOURCE.callouts, locale.callouts)}
+    in_summary = False
+    for number, text in source.prose_lines():
+        i = number - 1
+        if text.rstrip() in headings:
+            in_summary = text.rstrip() == f"## {SOURCE.summary}"
+            lines[i] = headings[text.rstrip()]
+            continue
+        if text.startswith("## "):
+            in_summary = False
+        if text.lstrip().startswith(">"):
+            for en, zh in labels.items():
+                lines[i] = lines[i].replace(en, zh, 1)
+        if in_summary and SOURCE.saved_api in text:
+            lines[i] = text.replace(SOURCE.saved_api, locale.saved_api, 1)
+            in_summary = False
+    return "\n".join(lines) + "\n"
 
 
 def prose_hash(source: Chapter) -> str:

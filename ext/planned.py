@@ -2,9 +2,10 @@
 
 Chapters refer forward (``[Chapter 9](09-grpo-family.md)``) long before the target exists.
 Such a link is kept in the source and becomes a real link as soon as the file appears; until
-then its text is shown without a link instead of failing the build. Only names listed in
-``agentrl_planned_chapters`` are treated so: a link to any other missing file (a typo) still
-warns. The rewrite happens at ``source-read`` and keeps every line in place.
+then its text is shown without a link instead of failing the build. Only the pages of the book
+plan (``ext/book_plan.py``, the default of ``agentrl_planned_chapters``) are treated so: a link
+to any other missing file (a typo) still warns. The rewrite happens at ``source-read`` and keeps
+every line in place.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
+
+from .book_plan import files
 
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([A-Za-z0-9_-]+\.md)(#[^)\s]*)?\)")
 
@@ -35,6 +38,6 @@ def rewrite_links(app: Sphinx, docname: str, source: list[str]) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("agentrl_planned_chapters", [], "env", types=[list, tuple])
+    app.add_config_value("agentrl_planned_chapters", files(), "env", types=[list, tuple])
     app.connect("source-read", rewrite_links)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

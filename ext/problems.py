@@ -11,6 +11,8 @@ printed; the others stay reported after a refresh. Pure: does not import Sphinx.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from pathlib import Path
 
 WARNING_TYPE = "agentrl"
 
@@ -40,6 +42,18 @@ class Kind(enum.Enum):
               "otherwise")
     REFERENCE = ("reference", True, False,
                  "the library reference page cannot place a save in its chapter's sections")
+    # The book's structure (ext.structure): reported by the build and scripts/check_structure.py.
+    WORDS = ("words", False, False, "a chapter has more prose words than its ceiling")
+    CALLOUT = ("callout", False, False, "a callout is longer than its limit of lines")
+    SECTIONS = ("sections", False, False,
+                "a chapter lacks the book's shape: numbered sections, design problems, summary "
+                "with the saved API, exercises")
+    MAKING_OF = ("making-of", False, False,
+                 "prose speaks of how the book was made (a work session, a review, a CI run)")
+    DEBT = ("debt", False, False,
+            "ext/structure_debt.py lists a problem that is gone: shrink the list")
+    PLAN = ("plan", False, False,
+            "an index, toctree or chapter graph disagrees with the book plan (ext/book_plan.py)")
 
     def __init__(self, subtype: str, fatal: bool, refreshable: bool, description: str):
         self.subtype, self.fatal, self.refreshable = subtype, fatal, refreshable
@@ -63,3 +77,21 @@ def report_line(location: str, kind: Kind, message: str) -> str:
     """
     first, _, rest = message.partition("\n")
     return f"{location}: {first} [{kind.tag}]" + (f"\n{rest}" if rest else "")
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """One problem found in a file by a pure check (``ext.structure``): where, which, what."""
+
+    path: Path
+    line: int
+    kind: Kind
+    message: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def report(self) -> str:
+        """``file:line: message [agentrl.kind]``, as the scripts print it."""
+        return report_line(self.location, self.kind, self.message)

@@ -20,10 +20,9 @@ import sys
 from pathlib import Path
 from string import Template
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.locale_table import LOCALES
 
-from ext.locale_table import LOCALES  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BUILD = ROOT / "_build"
 SITE = BUILD / "site"

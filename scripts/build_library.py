@@ -13,12 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.chapters import ChapterError
+from ext.library import PACKAGE, library_text, load_book
+from ext.problems import Kind, report_line
 
-from ext.chapters import ChapterError  # noqa: E402
-from ext.library import PACKAGE, library_text, load_book  # noqa: E402
-from ext.problems import Kind, report_line  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,10 +47,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.locale_table import by_folder, folders
 
-from ext.locale_table import by_folder, folders  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BUILD = ROOT / "_build"
 OUT = BUILD / "pdf"

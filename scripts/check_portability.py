@@ -34,16 +34,15 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.chapters import read_chapter
+from ext.execute import run_chapter
+from ext.library import add_selection_arguments, load_selection
+from ext.outputs import check_chapter
+from ext import margins
+from ext.problems import Kind, report_line
+from ext.toolchain import NUMERIC_PATHS, NumericPath
 
-from ext.chapters import read_chapter  # noqa: E402
-from ext.execute import run_chapter  # noqa: E402
-from ext.library import add_selection_arguments, load_selection  # noqa: E402
-from ext.outputs import check_chapter  # noqa: E402
-from ext import margins  # noqa: E402
-from ext.problems import Kind, report_line  # noqa: E402
-from ext.toolchain import NUMERIC_PATHS, NumericPath  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_under(path: Path, staged: Path, numeric: NumericPath,

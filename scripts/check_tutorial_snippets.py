@@ -19,14 +19,13 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.chapters import Chapter, ChapterError, read_chapter
+from ext.execute import run_chapter
+from ext.library import add_selection_arguments, check_imports, check_uses, load_selection
+from ext.outputs import CellRun, Problem, check_chapter, refresh_text
+from ext.problems import Kind, report_line
 
-from ext.chapters import Chapter, ChapterError, read_chapter  # noqa: E402
-from ext.execute import run_chapter  # noqa: E402
-from ext.library import add_selection_arguments, check_imports, check_uses, load_selection  # noqa: E402
-from ext.outputs import CellRun, Problem, check_chapter, refresh_text  # noqa: E402
-from ext.problems import Kind, report_line  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def refresh(chapter: Chapter, runs: list[CellRun], problems: list[Problem]) -> list[Problem]:

@@ -25,10 +25,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ext.assets import ASSETS, COMPLETE_MARKER, LICENSE, Asset, asset_dir, is_installed
 
-from ext.assets import ASSETS, COMPLETE_MARKER, LICENSE, Asset, asset_dir, is_installed  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CACHE = ROOT / ".cache" / "assets"
 

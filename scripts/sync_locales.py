@@ -1,9 +1,13 @@
 """Keep translations in step with the English chapters: cells and outputs copied, prose flagged.
 
-    python scripts/sync_locales.py                 # copy code cells and outputs from en to zh
+    python scripts/sync_locales.py                 # copy code cells and outputs from en to zh;
+                                                   # a missing zh chapter is created, untranslated
     python scripts/sync_locales.py --check         # exit 1 on any cell/output difference
     python scripts/sync_locales.py --stamp 03 04   # mark zh 03, 04 as translating current en prose
 
+A missing translation is created from the English chapter: its cells and outputs, its prose
+left in English (the closing headings and callout labels in the locale's words, so it builds)
+and unstamped, so ``--check`` lists it as stale until it is translated and stamped.
 Translators edit only prose. Each translation records in its front matter (``en_prose_sha``)
 the hash of the English prose it translates; ``--check`` lists translations whose English
 prose has changed since (stale, a warning: exit status is unaffected) and untranslated chapters.
@@ -20,19 +24,19 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from ext.chapters import (  # noqa: E402
+from ext.chapters import (
     Chapter, ChapterError, UnknownChapterError, book_order, chapter_key, read_chapter,
     select_chapters,
 )
-from ext.locales import (  # noqa: E402
+from ext.locale_table import by_folder
+from ext.locales import (
     PROSE_KEY, HistoryError, first_difference, is_stale, prose_changes, prose_hash, stamp_of,
-    stamped_revision,
+    stamped_revision, untranslated_copy,
 )
-from ext.outputs import set_output_block  # noqa: E402
-from ext.problems import Kind, report_line  # noqa: E402
+from ext.outputs import set_output_block
+from ext.problems import Kind, report_line
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def synced_text(source: Chapter, translation: Chapter) -> str:
@@ -108,11 +112,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for en_path in order:
         target = book / args.locale / en_path.name
-        if not target.exists():
+        if not target.exists() and args.check:
             print(report_line(str(target), Kind.UNTRANSLATED, "untranslated"))
-            failed |= args.check
+            failed = True
             continue
         try:
+            if not target.exists():
+                target.write_text(untranslated_copy(read_chapter(en_path), by_folder(args.locale)),
+                                  encoding="utf-8")
+                print(f"{target}: created from {en_path.name}: cells and outputs copied, prose "
+                      f"still English (translate it, then run --stamp {chapter_key(en_path)})")
             source, translation = read_chapter(en_path), read_chapter(target)
             if en_path in to_stamp:
                 target.write_text(stamp(source, translation), encoding="utf-8")

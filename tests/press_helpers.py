@@ -23,11 +23,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ext.locale_table import by_folder
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from ext.locale_table import by_folder  # noqa: E402
-
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "book"
 SCRIPTS = ROOT / "scripts"
 _VENV_BIN = ROOT / ".venv" / "bin"

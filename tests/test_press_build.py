@@ -21,8 +21,8 @@ from press_helpers import (
     sphinx_build,
 )
 
-from ext.chapters import read_chapter  # noqa: E402  (press_helpers puts ROOT on sys.path)
-from ext.locale_table import CALLOUT_KINDS, by_folder  # noqa: E402
+from ext.chapters import read_chapter
+from ext.locale_table import CALLOUT_KINDS, by_folder
 
 
 @pytest.fixture(scope="module")

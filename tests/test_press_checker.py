@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 
 import pytest
 
@@ -42,11 +41,9 @@ from press_helpers import (
     use_later_save,
 )
 
-sys.path.insert(0, str(ROOT))
-
-from ext.chapters import read_chapter  # noqa: E402
-from ext.outputs import CellRun, Problem  # noqa: E402
-from ext.problems import Kind  # noqa: E402
+from ext.chapters import read_chapter
+from ext.outputs import CellRun, Problem
+from ext.problems import Kind
 
 
 @pytest.fixture

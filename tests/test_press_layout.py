@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from press_helpers import PYTHON, ROOT, run
 
-sys.path.insert(0, str(ROOT))
-
-import ext  # noqa: E402
-from ext.problems import Kind  # noqa: E402
+import ext
+from ext.problems import Kind
 
 EXT = ROOT / "ext"
 #: Every Python file of the press that reports problems: the extension and the scripts.
@@ -132,7 +129,7 @@ def test_every_kind_is_reported_somewhere():
     assert used - {k.name for k in Kind} == set(), "kinds reported but not in the enum"
 
 
-@pytest.mark.parametrize("function, position", [("Problem", 1), ("warn", 1),
+@pytest.mark.parametrize("function, position", [("Problem", 1), ("FileProblem", 2), ("warn", 1),
                                                 ("report_line", 1)])
 def test_every_report_names_a_kind_of_the_enum(function, position):
     calls = list(_calls(function))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import shutil
-import sys
 
 import pytest
 
@@ -16,7 +15,6 @@ from press_helpers import (
     EN01,
     EN02,
     PYTHON,
-    ROOT,
     add_to_save_cell,
     assert_reports,
     chapter,
@@ -27,10 +25,8 @@ from press_helpers import (
     run_script,
 )
 
-sys.path.insert(0, str(ROOT))
-
-from ext.chapters import ChapterError, read_chapter  # noqa: E402
-from ext.library import check_imports, check_uses, load_book  # noqa: E402
+from ext.chapters import ChapterError, read_chapter
+from ext.library import check_imports, check_uses, load_book
 
 
 @pytest.fixture

@@ -133,6 +133,39 @@ def test_untranslated_chapter_fails_the_check(book):
     assert f"{chapter(book, ZH02)}: untranslated" in result.stdout
 
 
+def test_sync_creates_a_missing_translation_untranslated_and_listed_as_such(book):
+    """The new file has the English cells and outputs, English prose with the locale's closing
+    headings and callout labels (so it builds), no stamp: the check lists it until stamped."""
+    from ext.chapters import read_chapter
+    from ext.locale_table import SOURCE, by_folder
+    from ext.locales import first_difference, stamp_of
+
+    zh02, en02 = chapter(book, ZH02), chapter(book, EN02)
+    zh = by_folder(ZH02.split("/")[0])
+    zh02.unlink()
+    with en02.open("a", encoding="utf-8") as f:  # the closing sections and a callout
+        f.write(f"\n> **{SOURCE.callouts[1]}{SOURCE.full_stop}** Mind the gap.\n\n"
+                f"## {SOURCE.design_problems}\n\n## {SOURCE.summary}\n\n"
+                f"{SOURCE.saved_api}: `later_fn`.\n\n## {SOURCE.exercises}\n\n1. Run it.\n")
+    result = sync(book)
+    assert result.returncode == 0, result.stdout
+    assert f"{zh02}: created from 02-next.md" in result.stdout
+    assert f"{zh02} was never stamped: translate all of 02-next.md" in result.stdout
+    source, created = read_chapter(en02), read_chapter(zh02)
+    assert first_difference(source, created) is None  # cells and outputs, byte for byte
+    assert stamp_of(created) is None
+    assert "This chapter uses the save of chapter 1" in created.text  # prose left in English
+    for heading in zh.closing_headings:
+        assert f"\n## {heading}\n" in created.text
+    assert f"> **{zh.callouts[1]}{zh.full_stop}** Mind the gap." in created.text
+    assert f"\n{zh.saved_api}: `later_fn`." in created.text
+    assert created.text.count("\n") == source.text.count("\n")  # every line in its place
+
+    again = sync(book, "--check")
+    assert again.returncode == 0, again.stdout  # in step: staleness is a warning
+    assert f"{zh02}: stale" in again.stdout and "never stamped" in again.stdout
+
+
 def test_stamp_made_only_of_digits_still_matches(book, monkeypatch):
     """A 12-hex-digit hash is all decimal digits about once in 280 stamps; YAML would read an
     unquoted one as an int, and the translation would stay stale forever after stamping."""

@@ -6,7 +6,6 @@ The probe itself, in a kernel and through the library, is tested end to end in
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 

@@ -6,16 +6,13 @@ would have to fix, counted by hand in the text below.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from press_helpers import FIXTURE, ROOT
+from press_helpers import FIXTURE
 
-sys.path.insert(0, str(ROOT))
-
-from ext.chapters import ChapterError, read_chapter  # noqa: E402
+from ext.chapters import ChapterError, read_chapter
 
 FRONT = """\
 ---

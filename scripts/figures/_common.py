@@ -37,10 +37,9 @@ matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
 from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BOOK_EN = ROOT / "book" / SOURCE.folder
 LOCALES = tuple(folders())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import torch
 
-from _common import BLUE, GREY, VERMILION, WIDTH_IN, check_against_chapter, recorded_output, \
+from _common import GREY, VERMILION, WIDTH_IN, check_against_chapter, recorded_output, \
     rounded, run_chapter_cells
 
 NAME = "appA-effective-sample-size"

@@ -19,6 +19,7 @@ from functools import partial
 
 import matplotlib.pyplot as plt
 
+import agentrl as arl
 import _new_placements as shared
 from _common import BLUE, ORANGE, SKY, VERMILION, WIDTH_IN
 

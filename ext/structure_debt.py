@@ -1,0 +1,132 @@
+"""The structure debt: problems that predate the structure rules, listed so main stays green.
+
+Three lists, each entry naming its page as ``<locale folder>/<file>``:
+
+* ``OVER_WORDS``: English pages over their prose-word ceiling, with their count when listed
+  (a record: the check asks only that the page is still over);
+* ``LONG_CALLOUTS``: callouts longer than the limit, by the opening of their text after the
+  label (whitespace collapsed: the start of what the report quotes after the label);
+* ``MAKING_OF``: pages whose prose uses a making-of phrase, by the phrase's name in
+  ``ext.structure.PHRASES`` (one entry covers every use of that phrase on the page).
+
+**This list only shrinks.** A listed problem is not reported; a listed problem that is gone (a
+page cut below its ceiling, a callout shortened, a phrase rewritten, a page renamed) is itself
+reported, so its entry is deleted in the same change that fixes it. A new problem is never
+added here: fix it. ``tests/test_structure.py`` holds each list's length at or below today's.
+Pure: does not import Sphinx.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .problems import FileProblem, Kind
+
+OVER_WORDS: tuple[tuple[str, int], ...] = (
+    ('en/04-environments-and-tools.md', 10011),
+    ('en/06-policy-gradient.md', 9290),
+    ('en/07-advantages.md', 14901),
+    ('en/08-ppo.md', 9518),
+    ('en/09-grpo-family.md', 10535),
+    ('en/10-kl-and-entropy.md', 9252),
+)
+
+LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
+    ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
+    ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
+    ('en/04-environments-and-tools.md', 'The large-scale versions of this'),
+    ('en/04-environments-and-tools.md', 'Measured by the gym-v2 lab'),
+    ('en/06-policy-gradient.md', 'Measured by `book/labs/reinforce_seeds.py`'),
+    ('en/07-advantages.md', 'Measured by `book/labs/rloo_seeds.py`'),
+    ('en/07-advantages.md', "verl's `compute_gae_advantage_return`"),
+    ('en/07-advantages.md', 'Measured by `book/labs/gym_v2_rl.py'),
+    ('en/08-ppo.md', "verl's PPO loss (`compute_policy_loss_vanilla`"),
+    ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
+    ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
+    ('en/08-ppo.md', 'Measured by `book/labs/gym_v2_rl.py'),
+    ('en/09-grpo-family.md', 'Zheng et al. (2025), "Group Sequence'),
+    ('en/09-grpo-family.md', 'Measured by `book/labs/{reinforce,rloo,ppo,grpo}_seeds.py`'),
+    ('en/09-grpo-family.md', 'Measured by `book/labs/gym_v2_rl.py'),
+    ('en/10-kl-and-entropy.md', "DeepSeekMath's GRPO moved the penalty"),
+    ('en/10-kl-and-entropy.md', 'Shah et al., "A Comedy of Estimators:'),
+    ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
+    ('en/14-efficiency.md', 'The bug was real in widely used'),
+    ('en/14-efficiency.md', 'Thinking Machines Lab\'s post "LoRA'),
+    ('zh/04-environments-and-tools.md', '这种设计的大规模版本都是公开的。'),
+    ('zh/07-advantages.md', '由 `book/labs/rloo_seeds.py`'),
+    ('zh/07-advantages.md', '由 `book/labs/gym_v2_rl.py'),
+    ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
+    ('zh/08-ppo.md', '由 `book/labs/gym_v2_rl.py'),
+    ('zh/09-grpo-family.md', '由 `book/labs/{reinforce,rloo,ppo,grpo}_seeds.py`'),
+    ('zh/09-grpo-family.md', '由 `book/labs/gym_v2_rl.py'),
+    ('zh/10-kl-and-entropy.md', 'DeepSeekMath 的 GRPO 把惩罚从奖励挪进了损失，'),
+    ('zh/10-kl-and-entropy.md', '由 `book/labs/gym_v2_rl.py'),
+    ('zh/14-efficiency.md', 'Thinking Machines Lab 的文章'),
+)
+
+MAKING_OF: tuple[tuple[str, str], ...] = (
+    ('en/01-introduction.md', 'exploratory runs'),
+    ('en/05-trajectories-and-templates.md', 'the other core'),
+    ('en/06-policy-gradient.md', "the chapter's minute"),
+    ('en/06-policy-gradient.md', 'recorded for the project'),
+    ('en/07-advantages.md', 'recorded for the project'),
+    ('en/07-advantages.md', 'a shared two-core machine'),
+    ('en/08-ppo.md', 'recorded for the project'),
+    ('en/09-grpo-family.md', 'recorded for the project'),
+    ('en/10-kl-and-entropy.md', 'recorded for the project'),
+    ('en/14-efficiency.md', "the design's spike"),
+    ('en/14-efficiency.md', 'our stored sources'),
+    ('en/sources.md', 'exploratory runs'),
+    ('en/sources.md', "the design's spike"),
+    ('en/sources.md', 'a shared two-core machine'),
+    ('en/sources.md', 'recorded for the project'),
+    ('zh/01-introduction.md', 'exploratory runs'),
+    ('zh/05-trajectories-and-templates.md', 'the other core'),
+    ('zh/06-policy-gradient.md', "the chapter's minute"),
+    ('zh/06-policy-gradient.md', 'recorded for the project'),
+    ('zh/07-advantages.md', 'recorded for the project'),
+    ('zh/07-advantages.md', 'a shared two-core machine'),
+    ('zh/08-ppo.md', 'recorded for the project'),
+    ('zh/09-grpo-family.md', 'recorded for the project'),
+    ('zh/10-kl-and-entropy.md', 'recorded for the project'),
+    ('zh/14-efficiency.md', "the design's spike"),
+    ('zh/14-efficiency.md', 'our stored sources'),
+    ('zh/sources.md', 'exploratory runs'),
+    ('zh/sources.md', "the design's spike"),
+    ('zh/sources.md', 'a shared two-core machine'),
+    ('zh/sources.md', 'recorded for the project'),
+)
+
+
+@dataclass(frozen=True)
+class Debt:
+    over_words: tuple[tuple[str, int], ...]
+    long_callouts: tuple[tuple[str, str], ...]
+    making_of: tuple[tuple[str, str], ...]
+    source: Path | None = None  # the file that lists them, for the line of a stale entry
+
+    @property
+    def over_words_files(self) -> set[str]:
+        return {entry[0] for entry in self.over_words}
+
+    def entries(self):
+        """(list name, its entries) of the three lists."""
+        return [("over_words", self.over_words), ("long_callouts", self.long_callouts),
+                ("making_of", self.making_of)]
+
+    def problem(self, name: str, entry: tuple, message: str) -> FileProblem:
+        """A stale entry, located at its line in the list's file (or at the page)."""
+        if self.source is None:
+            return FileProblem(Path(entry[0]), 1, Kind.DEBT, message)
+        lines = self.source.read_text(encoding="utf-8").splitlines()
+        start = next((i for i, l in enumerate(lines) if l.startswith(name.upper())), 0)
+        needles = [repr(part) if isinstance(part, str) else str(part) for part in entry]
+        for i in range(start, len(lines)):
+            if all(n in lines[i] or re.sub(r"\s+", " ", n) in lines[i] for n in needles[:2]):
+                return FileProblem(self.source, i + 1, Kind.DEBT, message)
+        return FileProblem(self.source, start + 1, Kind.DEBT, message)
+
+
+DEBT = Debt(OVER_WORDS, LONG_CALLOUTS, MAKING_OF, Path(__file__))

@@ -1,0 +1,47 @@
+"""What ``make quick`` leaves out: the test files that need the full build or run whole books.
+
+A file listed in :data:`SLOW` has every test marked ``slow`` (``-m "not slow"`` deselects them),
+and so has a test listed as ``file::test`` (all its parameters); a test may also carry
+``@pytest.mark.slow`` itself. ``make test`` (what CI runs)
+runs everything. Each entry says why the file is slow, so the list is easy to keep honest:
+measure with ``pytest --durations=15`` (pyproject.toml prints the slowest tests on every run).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SLOW = {
+    # need `make html` / `make pdf` output, a browser or the book's notebooks
+    "test_pdf.py": "reads the PDFs that `make pdf` prints",
+    "test_site_e2e.py": "drives Chromium over the built site",
+    "test_reference_page.py": "reads the built site's reference page",
+    "test_chapter_notebooks.py": "executes the built site's notebooks",
+    # run sphinx-build or kernels over books
+    "test_press_build.py": "Sphinx builds of the fixture book",
+    "test_press_build_failures.py": "Sphinx builds of broken fixture books",
+    "test_press_incremental.py": "repeated Sphinx builds",
+    "test_press_portability.py": "runs chapters under other numeric paths",
+    "test_press_streams.py": "a Sphinx build",
+    "test_press_structure.py": "a Sphinx build of a broken fixture book",
+    "test_press_checker.py::test_real_book_chapter_0_drift": "executes the real chapter 0",
+    # run labs, benchmarks or worker processes end to end (reduced, still tens of seconds)
+    "test_labs.py::test_every_lab_runs_reduced_and_writes_its_record": "runs every lab, reduced",
+    "test_labs.py::test_a_resumed_rl_run_ends_where_an_uninterrupted_one_does":
+        "two reduced RL runs",
+    "test_lab_evaluate.py::test_dynamic_sampling_steps_on_exactly_n_mixed_groups":
+        "a reduced RL run",
+    "test_rollout_systems.py::test_same_functions_run_under_torchrun": "starts torchrun workers",
+    "test_rollouts.py::test_benchmark_runs_at_a_small_size": "runs scripts/bench_rollouts.py",
+    # recompute figures from the chapters' cells
+    "test_figures.py::test_committed_figures_are_current": "recomputes every figure (minutes)",
+    "test_figures.py::test_a_figure_that_cannot_be_computed_is_named_and_fails":
+        "runs the figure builder",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if item.path.name in SLOW or test in SLOW:
+            item.add_marker(pytest.mark.slow)

@@ -1,0 +1,58 @@
+"""The structure rules in the build: ``sphinx-build -W`` fails on each, at its file and line.
+
+One broken copy of the fixture book, built once: chapter 01 gains a callout longer than the
+limit and a making-of phrase; a planned chapter of the book plan (11-rewards.md) is written
+with more prose words than the ceiling and none of the chapter's sections.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from press_helpers import EN01, chapter, copy_book, edit, line_of, sphinx_build
+
+from ext.locale_table import SOURCE
+from ext.structure import CALLOUT_LINES, WORD_CEILING
+
+LABEL = f"**{SOURCE.callouts[0]}{SOURCE.full_stop}**"
+LONG_CALLOUT = "\n".join([f"> {LABEL} A long one."] + [f"> line {i}" for i in range(CALLOUT_LINES)])
+PHRASE = "The review recorded for the project measured it."
+
+
+def _break(root):
+    one = chapter(root, EN01)
+    with one.open("a", encoding="utf-8") as f:
+        f.write(f"\n{LONG_CALLOUT}\n\n{PHRASE}\n")
+    rewards = root / "book" / "en" / "11-rewards.md"
+    rewards.write_text("# 11. Rewards\n\n" + "word " * (WORD_CEILING + 1) + "\n",
+                       encoding="utf-8")
+    edit(root / "book" / "en" / "index.md", "02-next\n", "02-next\n11-rewards\n")
+    return one, rewards
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    root = copy_book(tmp_path_factory.mktemp("structure"))
+    one, rewards = _break(root)
+    return one, rewards, sphinx_build(root, "en")
+
+
+def test_the_build_fails(broken):
+    assert broken[2].returncode == 1
+
+
+def test_a_long_callout_is_a_warning_at_its_label(broken):
+    one, _, build = broken
+    build.find(one, line_of(one, f"> {LABEL} A long one."), "agentrl.callout",
+               f"callout of {CALLOUT_LINES + 1} lines (at most {CALLOUT_LINES})")
+
+
+def test_a_making_of_phrase_is_a_warning_at_its_line(broken):
+    one, _, build = broken
+    build.find(one, line_of(one, PHRASE), "agentrl.making-of", "recorded for the project")
+
+
+def test_a_chapter_over_its_ceiling_and_without_its_sections(broken):
+    _, rewards, build = broken
+    build.find(rewards, 1, "agentrl.words", f"prose words (ceiling {WORD_CEILING:,})")
+    build.find(rewards, 1, "agentrl.sections", "0 numbered sections")
