@@ -2897,10 +2897,10 @@ def edit_parts(action, tok):
     if not action.startswith(opening):
         pieces = [('calls', action)]
     else:
-        assert action.endswith(close), action
-        op, line, patch = action[len(opening):-len(close)].split(' ', 2)
+        op, line, patch = (action[len(opening):-len(close)].split(' ', 2) + ['', ''])[:3]
         old, bar, new = patch.partition('|')
-        assert bar and line.isdigit(), action
+        if not (action.endswith(close) and bar and line.isdigit()):
+            raise ValueError(f'not an edit of the form <call> edit OP N old|new </call>: {action!r}')
         pieces = [('calls', f'{opening}{op} '), ('line', line), ('calls', ' '), ('old', old),
                   ('new', bar + new), ('calls', close)]
     return [name for name, text in pieces for _ in tok.encode(text)]

@@ -620,7 +620,7 @@ def test_the_edit_parts_split_the_expert_path_exactly():
     text = ''.join(n[0] for n in names)          # `<call>` is one token, ' edit sub ' ten
     assert text == 'c' * 11 + 'll' + 'c' + 'o' * 9 + 'n' * 10 + 'cc'
     assert set(arl.edit_parts('<call> test </call>', tok)) == {'calls'}
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match='not an edit of the form'):
         arl.edit_parts('<call> edit sub x jj </call>', tok)
     rows = gym_v2.variant_rows(arl.TEMPLATES[2], 0, 0)
     task = gym_v2.VariantTask(id=0, split='train', **rows[0])
