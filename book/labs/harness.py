@@ -63,7 +63,6 @@ LABS_DIR = pathlib.Path(__file__).resolve().parent
 RESULTS = LABS_DIR / 'results'
 RUNS = LABS_DIR / 'runs'              # run state and caches; gitignored
 CACHE = RUNS / 'cache'
-SCHEMA = 1
 HARNESS_FLAGS = ('reduced', 'results', 'resume', 'stop_after', 'save_every', 'state')
 PYTHON = '.venv/bin/python'
 # The labs, in the order their records build on each other (tests/test_labs.py runs them so).
@@ -136,6 +135,8 @@ class Lab:
 
     def __post_init__(self):
         self.file = pathlib.Path(self.file).resolve()
+        if self.kind not in arl.RECORD_KINDS:
+            raise TypeError(f'{self.name}: kind {self.kind!r} is not one of {sorted(arl.RECORD_KINDS)}')
         for f in dataclasses.fields(self.recipe):
             if f.name in HARNESS_FLAGS:
                 raise TypeError(f'{self.name}: a recipe field may not be called {f.name}')
@@ -363,7 +364,7 @@ def write_atomic(path, write):
 
 def write_record(folder, name, lab, recipe, results):
     """folder/<name>.json: the one layout of every lab record (see the module docstring)."""
-    record = {'schema': SCHEMA, 'lab': lab.path, 'kind': lab.kind,
+    record = {'schema': arl.RECORD_SCHEMA, 'lab': lab.path, 'kind': lab.kind,
               'recipe': dataclasses.asdict(recipe), 'machine': machine(), 'results': results}
     path = pathlib.Path(folder) / f'{name}.json'
     write_atomic(path, lambda tmp: tmp.write_text(json.dumps(record, indent=1) + '\n'))
