@@ -58,3 +58,24 @@ NUMERIC_PATHS = (
     NumericPath("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"},
                 threads=1, why="the kernels of a CPU without AVX-512, one thread"),
 )
+
+
+def machine() -> dict:
+    """The machine a lab record was made on: {'cpu', 'cpu_capability', 'torch', 'threads'}.
+
+    A lab replays its record bit for bit on the same kind of CPU. On another one (another
+    vendor's matmul kernels, another instruction set) the last bits of a logit differ, a sampled
+    token eventually flips, and the episodes drift apart after some tens of updates: the record
+    then agrees in its statistics, not its digits. So every record names its machine."""
+    import torch                                       # the press itself never needs torch
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as file:
+            cpuinfo = file.read()
+    except OSError:                                    # not Linux
+        cpuinfo = ""
+    names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
+             if line.startswith("model name")]
+    return {"cpu": names[0] if names else platform.processor() or "unknown",
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__, "threads": torch.get_num_threads()}

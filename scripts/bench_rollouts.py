@@ -29,7 +29,6 @@ import argparse
 import copy
 import json
 import os
-import platform
 import random
 import statistics
 import sys
@@ -39,6 +38,7 @@ from pathlib import Path
 import torch
 
 import agentrl as arl
+from ext.toolchain import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -232,20 +232,6 @@ def run(episodes=64, calls=40, seed=0, workers=1, with_kernels=False):
                      "calls": calls, "seed": seed, "sandbox_workers": workers,
                      "torch_threads": torch.get_num_threads()}
     return res
-
-
-def machine():
-    """The machine the figures were measured on: its CPU's model name, ATen's kernel set, the
-    torch version and the number of torch threads."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:                                   # not Linux
-        cpuinfo = ""
-    names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
-             if line.startswith("model name")]
-    return {"cpu": names[0] if names else platform.processor() or "unknown",
-            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "torch": torch.__version__, "threads": torch.get_num_threads()}
 
 
 def record(res):

@@ -48,7 +48,6 @@ import importlib
 import json
 import os
 import pathlib
-import platform
 import re
 import shutil
 import sys
@@ -58,6 +57,7 @@ import typing
 import torch
 
 import agentrl as arl
+from ext.toolchain import machine
 
 LABS_DIR = pathlib.Path(__file__).resolve().parent
 RESULTS = LABS_DIR / 'results'
@@ -331,24 +331,6 @@ def derive(recipe, values):
             raise RecipeError(f'{flag(key)} follows from the records this run reads: '
                               f'{value!r}, not {typed!r}')
     return dataclasses.replace(recipe, **values)
-
-
-def machine():
-    """The machine a record was made on: {'cpu', 'cpu_capability', 'torch', 'threads'}.
-
-    A lab replays its record bit for bit on the same kind of CPU. On another one (another
-    vendor's matmul kernels, another instruction set) the last bits of a logit differ, a sampled
-    token eventually flips, and the episodes drift apart after some tens of updates: the record
-    then agrees in its statistics, not its digits. So every record names its machine."""
-    try:
-        cpuinfo = pathlib.Path('/proc/cpuinfo').read_text()
-    except OSError:                                   # not Linux
-        cpuinfo = ''
-    names = [line.split(':', 1)[1].strip() for line in cpuinfo.splitlines()
-             if line.startswith('model name')]
-    return {'cpu': names[0] if names else platform.processor() or 'unknown',
-            'cpu_capability': torch.backends.cpu.get_cpu_capability(),
-            'torch': torch.__version__, 'threads': torch.get_num_threads()}
 
 
 def write_atomic(path, write):
