@@ -89,6 +89,22 @@ def test_every_lab_runs_reduced_and_writes_its_record(scratch, name):
     assert not (scratch.folder / 'runs' / stem).exists()     # a finished run keeps no state
 
 
+def test_a_later_lab_pairs_its_policy_with_the_standard_control(scratch):
+    """against_standard replays the standard evaluation's tasks and episode seeds: the reduced
+    RL policy gets a paired difference per split, and the warm start itself exactly zero."""
+    import gym_v2_standard_fresh as standard
+    stem = scratch.stem('gym_v2_standard_fresh')
+    context = harness.Context(standard.LAB, results=scratch.folder, reduced=True)
+    policies = {'warm': arl.load_checkpoint(context.load(WARM).checkpoint),
+                'rl': arl.load_checkpoint(context.load(scratch.stem('gym_v2_rl')).checkpoint)}
+    out = standard.against_standard(policies, context, stem)
+    record = arl.load_record(stem, scratch.folder)
+    for split in ('rl_groups', 'heldout'):
+        assert out['warm'][split]['t1']['per_task'] == record.control(split)['t1']['per_task']
+        assert out['warm'][split]['minus_warm_t1'] == (0.0, 0.0)
+        assert len(out['rl'][split]['t1']['per_task']) == len(record.task_ids(split))
+
+
 def without_seconds(results):
     return {k: v for k, v in results.items() if not k.endswith('seconds')}
 

@@ -68,8 +68,8 @@ PYTHON = '.venv/bin/python'
 # The labs, in the order their records build on each other (tests/test_labs.py runs them so).
 LABS = ('warm_start', 'reinforce_seeds', 'rloo_seeds', 'grouped_reinforce_seeds', 'grpo_seeds',
         'ppo_seeds', 'ppo_detached_value_seeds', 'kl_seeds', 'gym_v2_warm_start', 'gym_v2_rl',
-        'gym_v2_rl_fresh', 'gym_v2_failures', 'gym_v2_checks', 'gym_v2_copying',
-        'gym_v2_edit_parts')
+        'gym_v2_rl_fresh', 'gym_v2_standard_fresh', 'gym_v2_failures', 'gym_v2_checks',
+        'gym_v2_copying', 'gym_v2_edit_parts')
 
 
 class RecipeError(ValueError):
