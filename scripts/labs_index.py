@@ -47,11 +47,14 @@ RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches,
 
 EXPERIMENTS = [
     Experiment(
-        "Rollout throughput",
-        "How many episodes per second do the book's rollout paths (one at a time, batched, "
-        "with a KV cache) deliver on this machine's CPU?",
-        "None to carry: it measures the CPU it runs on, and Sections 5.7 and 14.1 print what "
-        "it measured there.",
+        "The cost of one RL step, slow path against fast",
+        "How much CPU time do one GRPO step's sampling and update, and one sandboxed `test` "
+        "call, take the plain way (one episode at a time, a fresh sandbox process, a padded "
+        "update) against the fast way (one KV cache for all episodes, a sandbox pool, length "
+        "buckets), on the same tasks and seeds, and do both give the same episodes?",
+        "Both ways give the same episodes, and the fast way is several times cheaper; the "
+        "timings belong to the CPU that ran them, so Sections 5.7 and 14.1 print them as "
+        "recorded (`tests/test_efficiency.py`).",
         ["bench_rollouts"]),
     Experiment(
         "The saved gym's warm start",
