@@ -45,6 +45,8 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   making-of phrases.
 * ``ext.structure_debt``: The structure debt: problems that predate the structure rules, listed so
   main stays green.
+* ``ext.terms``: The term table: one Chinese term per concept, and the renderings the press
+  rejects in zh prose.
 * ``ext.book_plan``: The book plan: every chapter, written or planned, with its number, titles and
   part, once.
 * ``ext.assets``: The browser assets the site serves itself: which npm packages, which files,

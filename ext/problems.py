@@ -50,6 +50,8 @@ class Kind(enum.Enum):
                 "with the saved API, exercises")
     MAKING_OF = ("making-of", False, False,
                  "prose speaks of how the book was made (a work session, a review, a CI run)")
+    TERM = ("term", False, False,
+            "zh prose uses a rendering of a term that the term table forbids (ext/terms.py)")
     DEBT = ("debt", False, False,
             "ext/structure_debt.py lists a problem that is gone: shrink the list")
     PLAN = ("plan", False, False,

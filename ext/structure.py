@@ -21,6 +21,8 @@ the same problems). Every page of a locale's folder is checked:
 * **Making-of**: :data:`PHRASES` catches words about how the book was made (work sessions, the
   project's review, CI runs, our tracker's issues, the machine the labs shared) in the prose of
   every page, in both languages. A citation of another project's issue passes.
+* **Terms**: in the prose of a translation, a rendering that the term table of ``ext/terms.py``
+  forbids (``log 概率`` for 对数概率, a bare ``episode`` for 回合).
 
 Problems that predate the rules are listed in ``ext/structure_debt.py`` and not reported; an
 entry whose problem is gone is reported instead (kind ``debt``), so the list only shrinks.
@@ -37,6 +39,7 @@ from pathlib import Path
 
 from . import book_plan
 from . import structure_debt as debt_table
+from . import terms as term_table
 from .chapters import read_chapter
 from .library import save_block
 from .locale_table import SOURCE, all_callout_labels, by_folder
@@ -344,6 +347,10 @@ def shape(path: Path | str, folder: str, debt: debt_table.Debt | None = None,
                               f"'{hit.text}' speaks of how the book was made "
                               f"[{hit.phrase.name}]: say what the reader can check"),
                       ("phrase", hit.phrase.name)))
+    for hit in term_table.variants_in(prose_lines(text), folder):
+        found.append((FileProblem(path, hit.line, Kind.TERM,
+                              f"'{hit.text}' for {hit.term.english}: the book's term is "
+                              f"{hit.term.chinese} (ext/terms.py)"), ("term", hit.variant)))
     sections, design, exercises, shape_problems = _shape_problems(path, chapter, locale)
     found += [(p, None) for p in shape_problems]
 
@@ -357,7 +364,7 @@ def _net_of_debt(path: Path, key: str, found: list[tuple[FileProblem, object]],
                  debt: debt_table.Debt) -> list[FileProblem]:
     """The problems the debt list does not excuse, and a ``debt`` problem per stale entry."""
     problems = []
-    used_words, used_callouts, used_phrases = False, set(), set()
+    used_words, used_callouts, used_phrases, used_terms = False, set(), set(), set()
     for problem, tag in found:
         if problem.kind is Kind.WORDS and key in debt.over_words_files:
             used_words = True
@@ -370,6 +377,9 @@ def _net_of_debt(path: Path, key: str, found: list[tuple[FileProblem, object]],
                 continue
         if isinstance(tag, tuple) and tag[0] == "phrase" and (key, tag[1]) in debt.making_of:
             used_phrases.add((key, tag[1]))
+            continue
+        if isinstance(tag, tuple) and tag[0] == "term" and (key, tag[1]) in debt.term_variants:
+            used_terms.add((key, tag[1]))
             continue
         problems.append(problem)
     for entry in debt.over_words:
@@ -385,6 +395,10 @@ def _net_of_debt(path: Path, key: str, found: list[tuple[FileProblem, object]],
         if entry[0] == key and entry not in used_phrases:
             problems.append(debt.problem("making_of", entry, f"{key} no longer says "
                                          f"'{entry[1]}': remove it from MAKING_OF"))
+    for entry in debt.term_variants:
+        if entry[0] == key and entry not in used_terms:
+            problems.append(debt.problem("term_variants", entry, f"{key} no longer says "
+                                         f"'{entry[1]}': remove it from TERM_VARIANTS"))
     return sorted(problems, key=lambda p: (str(p.path), p.line))
 
 

@@ -3,7 +3,7 @@
 At ``builder-inited`` every page of the source folder is measured (``ext.structure.shape``, net
 of the debt list ``ext/structure_debt.py``) and each problem is a warning of its kind
 (``[agentrl.words]``, ``[agentrl.callout]``, ``[agentrl.sections]``, ``[agentrl.making-of]``,
-``[agentrl.debt]``) at ``file:line``, so ``sphinx-build -W`` fails on it. All pages are checked
+``[agentrl.term]``, ``[agentrl.debt]``) at ``file:line``, so ``sphinx-build -W`` fails on it. All pages are checked
 on every build, re-read or not, so an incremental build reports the same problems as a clean
 one.
 """

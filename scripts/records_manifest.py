@@ -5,6 +5,9 @@
                                                  # a record has no reader, or a reader names a
                                                  # record that does not exist
 
+Writing the manifest also rewrites book/labs/README.md (scripts/labs_index.py), the index of
+experiments whose commands and readers come from it; --check checks both.
+
 A reader is a section of an English chapter, a data figure or a test whose source names the
 record by its stem as a string literal (or, in a chapter's prose, cites it as `stem`), or another
 record whose recipe names it (a fresh
@@ -181,18 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(items)
     for line in found:
         print(f"error: {line}", file=sys.stderr)
+    import labs_index  # the labs' README, an index of experiments written from this manifest
+
     if args.check:
         current = MANIFEST.read_text(encoding="utf-8") if MANIFEST.exists() else None
         if current != text:
             print(f"{MANIFEST.relative_to(ROOT)} is stale: run python scripts/records_manifest.py",
                   file=sys.stderr)
             return 1
-        return 1 if found else 0
+        return 1 if found or labs_index.main(["--check"]) else 0
     partial = MANIFEST.with_suffix(".toml.partial")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, MANIFEST)
     print(f"wrote {MANIFEST.relative_to(ROOT)} ({len(items)} records)")
-    return 1 if found else 0
+    return 1 if labs_index.main([]) or found else 0
 
 
 if __name__ == "__main__":

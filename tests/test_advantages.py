@@ -410,10 +410,10 @@ def test_the_300_update_runs_support_section_7_7():
 
 
 def test_twice_the_updates_spend_the_mixed_runs_unseen_gain():
-    """GYM_V2 Session 8 and 7.7's Evidence: mixed batches for 600 updates gain more on RL's
-    placements than at 300 and give back the unseen ones (both by more than two standard
-    errors, the same fresh episodes, seeds averaged), ending level with the warm start at T=1
-    there and below the sharpening control."""
+    """Longer training and mixed batches (the labs' index), 7.7's Evidence: mixed batches for 600
+    updates gain more on RL's placements than at 300 and give back the unseen ones (both by more
+    than two standard errors, the same fresh episodes, seeds averaged), ending level with the warm
+    start at T=1 there and below the sharpening control."""
     short = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u300')
     long = load_lab('gym_v2_rl_fresh_hg_mixed_rloo_lr3e-4_u600')
     warm = short.results['control']
@@ -494,8 +494,8 @@ def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
 
 
 def test_the_stretch_placements_do_not_carry_over():
-    """GYM_V2 Session 9 and 7.7: adding the stretch templates' 45 placements to RL's tasks
-    (mixed batches, 300 updates, three seeds) lowers both halves against the mixed 300-update
+    """More placements to practise, and 7.7: adding the stretch templates' 45 placements to RL's
+    tasks (mixed batches, 300 updates, three seeds) lowers both halves against the mixed 300-update
     arm, by more than two standard errors, on the same fresh episodes; the unseen placements end
     level with the warm start at T=1 and below the sharpening control."""
     stretch = load_lab('gym_v2_rl_fresh_hg_mixed_stretch_rloo_lr3e-4_u300')
@@ -517,13 +517,13 @@ def test_the_stretch_placements_do_not_carry_over():
 
 
 def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_only_sharpens():
-    """GYM_V2 Session 10 and 7.7: on padded tasks whose bug moved, the book's warm start puts
-    more probability on the unpadded line digit than on the hinted one on every split; the warm
-    starts trained on padded tasks put at least as much on the hinted digit on their own train
-    split; RL from the padded warm start (mixed batches, 300 updates, three seeds, padded tasks)
-    does not raise the hinted digit on held-out tasks, and on fresh unseen placements it beats
-    the warm start at T=1 on every seed (by more than two standard errors, seeds averaged) while
-    staying within two of its sharpening control."""
+    """Padded tasks, and 7.7: on padded tasks whose bug moved, the book's warm start puts more
+    probability on the unpadded line digit than on the hinted one on every split; the warm starts
+    trained on padded tasks put at least as much on the hinted digit on their own train split; RL
+    from the padded warm start (mixed batches, 300 updates, three seeds, padded tasks) does not
+    raise the hinted digit on held-out tasks, and on fresh unseen placements it beats the warm start
+    at T=1 on every seed (by more than two standard errors, seeds averaged) while staying within two
+    of its sharpening control."""
     copying = load_lab('gym_v2_copying_pad2')
     assert copying.recipe['pad_lines'] == 2
     result = copying.results['result']
@@ -553,12 +553,12 @@ def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_o
 
 
 def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_its_placements():
-    """GYM_V2 Session 11 and 7.7: on tasks padded with up to six blank lines, the warm start
-    trained 6,000 steps on them puts more probability on the hinted digit than on the unpadded
-    one on every split, and more than the 3,000-step one; RL from it (mixed batches, 300
-    updates, three seeds) lowers the hinted digit on held-out and train tasks, beats its
-    sharpening control on fresh instances of RL's placements by more than two standard errors,
-    and stays within two of it on the unseen placements."""
+    """Padded tasks, and 7.7: on tasks padded with up to six blank lines, the warm start trained
+    6,000 steps on them puts more probability on the hinted digit than on the unpadded one on every
+    split, and more than the 3,000-step one; RL from it (mixed batches, 300 updates, three seeds)
+    lowers the hinted digit on held-out and train tasks, beats its sharpening control on fresh
+    instances of RL's placements by more than two standard errors, and stays within two of it on the
+    unseen placements."""
     copying = load_lab('gym_v2_copying_pad6')
     assert copying.recipe['pad_lines'] == 6
     result = copying.results['result']
@@ -578,12 +578,12 @@ def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_i
 
 
 def test_a_fresh_padding_per_group_helps_a_little_and_paying_only_the_copy_does_not():
-    """GYM_V2 Session 12 and 7.7: RL from the 0-6 warm start with a fresh padding per group
-    (--fresh-padding 8) beats the one-padding arm on the same fresh unseen instances and its
-    warm start at T=1 on every seed, by more than two standard errors seeds averaged, and stays
-    within two of the sharpening control; with the bug line moved on every draw (--moved-only)
-    the hinted digit rises on held-out tasks, where the other arms lower it, and both halves fall
-    below the fresh-padding arm by more than two standard errors."""
+    """Padded tasks, and 7.7: RL from the 0-6 warm start with a fresh padding per group
+    (--fresh-padding 8) beats the one-padding arm on the same fresh unseen instances and its warm
+    start at T=1 on every seed, by more than two standard errors seeds averaged, and stays within
+    two of the sharpening control; with the bug line moved on every draw (--moved-only) the hinted
+    digit rises on held-out tasks, where the other arms lower it, and both halves fall below the
+    fresh-padding arm by more than two standard errors."""
     one = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_rloo_lr3e-4_u300')
     fresh = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
     moved = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_moved8_rloo_lr3e-4_u300')
@@ -646,9 +646,9 @@ def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
 
 
 def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
-    """GYM_V2 Session 13 and 7.7: the 0-6 warm start trained with the right edit's line digits
-    and old text weighted 4 times (--copy-weight 4), all else equal, puts over 0.9 of the line
-    digit on the hinted one on every split (the recipe under 0.5), and at its best temperature
+    """Weighting the copied tokens, and 7.7: the 0-6 warm start trained with the right edit's line
+    digits and old text weighted 4 times (--copy-weight 4), all else equal, puts over 0.9 of the
+    line digit on the hinted one on every split (the recipe under 0.5), and at its best temperature
     beats the recipe's warm start at its best by more than two standard errors on held-out and
     stretch tasks, paired by task; weight 10 copies the digit as well and solves fewer held-out
     tasks at T=1 than weight 4, its fix part lower on the unseen placements."""
@@ -678,11 +678,11 @@ def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
 
 
 def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_placements():
-    """7.7 and GYM_V2 Session 13: on the fresh instances of the recipe's fresh-padding arm (the
-    same tasks), the weight-4 warm start at its best temperature beats the recipe's at its best
+    """7.7 and the copy-weight experiment: on the fresh instances of the recipe's fresh-padding arm
+    (the same tasks), the weight-4 warm start at its best temperature beats the recipe's at its best
     on both halves by two standard errors; RL from it (three seeds) beats its control on RL's
-    placements by two standard errors and is within two of it on the unseen ones, where its
-    gain over RL from the recipe's warm start is the warm start's."""
+    placements by two standard errors and is within two of it on the unseen ones, where its gain
+    over RL from the recipe's warm start is the warm start's."""
     copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
     from_recipe = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_fresh8_rloo_lr3e-4_u300')
     assert copy4.recipe['warm'] == 'gym_v2_hint_recovery_6000_pad6_copy4' and len(copy4.runs) == 3
@@ -703,11 +703,12 @@ def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_
 
 
 def test_weighting_the_fix_as_well_undoes_the_copy_of_the_line():
-    """GYM_V2 Session 14: with the line at 4 and the `<old>` text at 10 the warm start still copies
-    the hinted digit (over 0.9 on every split) and puts more on the unseen placements' `<old>`
-    text than weight 4; weighting the fix's `|new` text 4 as well drops the hinted digit under
-    0.5 on every split, back to the recipe's level. (Seed 0 only: a second seed of both says the
-    drop is the seed's; see test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds.)"""
+    """Weighting the copied tokens: with the line at 4 and the `<old>` text at 10 the warm start
+    still copies the hinted digit (over 0.9 on every split) and puts more on the unseen placements'
+    `<old>` text than weight 4; weighting the fix's `|new` text 4 as well drops the hinted digit
+    under 0.5 on every split, back to the recipe's level. (Seed 0 only: a second seed of both
+    says the drop is the seed's; see
+    test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds.)"""
     tags = {'4/10/1': 'gym_v2_hint_recovery_6000_pad6_line4_old10',
             '4/10/4': 'gym_v2_hint_recovery_6000_pad6_line4_old10_new4'}
     assert load_lab(tags['4/10/1']).recipe['part_weights'] == {'line': 4, 'old': 10, 'new': 1}
@@ -723,8 +724,8 @@ def test_weighting_the_fix_as_well_undoes_the_copy_of_the_line():
 
 
 def test_rl_from_the_old_text_weighted_warm_start_stays_level_on_unseen_placements():
-    """GYM_V2 Session 14: RL from the line 4 / old 10 warm start (three seeds, the same fresh
-    tasks as RL from weight 4) beats its control on RL's placements by two standard errors, is
+    """Weighting the copied tokens: RL from the line 4 / old 10 warm start (three seeds, the same
+    fresh tasks as RL from weight 4) beats its control on RL's placements by two standard errors, is
     within two of it on the unseen ones, and ends below RL from weight 4 on RL's placements."""
     l4o10 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_l4o10_fresh8_rloo_lr3e-4_u300')
     copy4 = load_lab('gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300')
@@ -739,10 +740,11 @@ def test_rl_from_the_old_text_weighted_warm_start_stays_level_on_unseen_placemen
 
 
 def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones():
-    """GYM_V2 Session 16: RLOO from the weight-4 warm start with the stretch templates' 45
-    placements added to RL's tasks (three seeds), on the same fresh tasks and episodes as RLOO
-    without them: above the control on RL's placements by two standard errors, below it on the
-    unseen ones by under two, and within two of RLOO without them on both halves."""
+    """More placements to practise, from the copying warm start: RLOO from the weight-4 warm start
+    with the stretch templates' 45 placements added to RL's tasks (three seeds), on the same fresh
+    tasks and episodes as RLOO without them: above the control on RL's placements by two standard
+    errors, below it on the unseen ones by under two, and within two of RLOO without them on both
+    halves."""
     stretch = load_lab("gym_v2_rl_fresh_hg_mixed_stretch_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     assert stretch.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(stretch.runs) == 3
@@ -760,7 +762,8 @@ def test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones
         assert abs(d) < 2 * se, half
 
 
-BONUS_ARMS = {  # GYM_V2 Session 17: (line_edit_bonus, bonus_at_bug) -> (fresh, failures) records
+# A reward for an edit that applies: (line_edit_bonus, bonus_at_bug) -> (fresh, failures) records
+BONUS_ARMS = {
     (0.2, False): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300",
                    "gym_v2_failures_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.2_lr3e-4_u300"),
     (0.5, False): ("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_bonus0.5_lr3e-4_u300",
@@ -777,12 +780,12 @@ def _unseen_applies(fresh):
 
 
 def test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_transfer():
-    """GYM_V2 Session 17: RLOO from the weight-4 warm start with a bonus for the first edit
-    that applies on the bug's line (0.2, 0.5, 1.0, and 0.5 paid only at the bug's text), three
-    seeds each, on the same fresh tasks and episodes as RLOO without it. Every arm beats the
-    control on RL's placements by two standard errors and is within two of it, and of RLOO, on
-    the unseen ones; yet the plain bonus raises the unseen first edits that apply well above
-    RLOO's, and paying only the bug's text raises them less."""
+    """A reward for an edit that applies: RLOO from the weight-4 warm start with a bonus for the
+    first edit that applies on the bug's line (0.2, 0.5, 1.0, and 0.5 paid only at the bug's text),
+    three seeds each, on the same fresh tasks and episodes as RLOO without it. Every arm beats the
+    control on RL's placements by two standard errors and is within two of it, and of RLOO, on the
+    unseen ones; yet the plain bonus raises the unseen first edits that apply well above RLOO's, and
+    paying only the bug's text raises them less."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     applies = {}
     for (bonus, at_bug), (stem, _) in BONUS_ARMS.items():
@@ -807,11 +810,11 @@ def test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_transfer():
 
 
 def test_the_bonus_moves_the_first_edits_it_pays_for():
-    """GYM_V2 Session 17, from gym_v2_failures.py on the fresh unseen placements: every bonus
-    arm cuts the first edits that do not apply and raises the wrong changes by more than two
-    standard errors against the warm start, while the right fix stays within two; the plain
-    bonus of 0.5 raises the changes elsewhere on the line (which it pays) more than the bonus
-    paid only at the bug's text does, paired by task."""
+    """A reward for an edit that applies, from gym_v2_failures.py on the fresh unseen placements:
+    every bonus arm cuts the first edits that do not apply and raises the wrong changes by more than
+    two standard errors against the warm start, while the right fix stays within two; the plain
+    bonus of 0.5 raises the changes elsewhere on the line (which it pays) more than the bonus paid
+    only at the bug's text does, paired by task."""
     records = {arm: load_lab(failures) for arm, (_, failures) in BONUS_ARMS.items()}
     wrong = ("wrong_change_at_bug", "wrong_change_elsewhere_on_line")
     for arm, record in records.items():
@@ -835,19 +838,20 @@ def test_the_bonus_moves_the_first_edits_it_pays_for():
     assert d > 2 * se
 
 
-CHECK_ARMS = {  # GYM_V2 Session 18: checks record -> the warm start's share of checked demonstrations
+# Checking the edit: checks record -> the warm start's share of checked demonstrations
+CHECK_ARMS = {
     "gym_v2_checks_hg_mixed_pad6_copy4_check25_fresh8_rloo_lr3e-4_u300": 0.25,
     "gym_v2_checks_hg_mixed_pad6_copy4_check5_fresh8_rloo_lr3e-4_u300": 0.5,
 }
 
 
 def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not_solve():
-    """GYM_V2 Session 18: RLOO from warm starts whose demonstrations sometimes test the right
-    edit before the submit (three seeds each, the same fresh tasks as RLOO from weight 4). On
-    the unseen placements RL raises the share of episodes that check their edit and that edit
-    again after a failing check by more than two standard errors against the warm start, a
-    behaviour learned on other placements; yet the retries almost never solve (under 2% of the
-    episodes) and the solve rate stays within two standard errors of the warm start's control."""
+    """Checking the edit: RLOO from warm starts whose demonstrations sometimes test the right edit
+    before the submit (three seeds each, the same fresh tasks as RLOO from weight 4). On the unseen
+    placements RL raises the share of episodes that check their edit and that edit again after a
+    failing check by more than two standard errors against the warm start, a behaviour learned on
+    other placements; yet the retries almost never solve (under 2% of the episodes) and the solve
+    rate stays within two standard errors of the warm start's control."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     for stem, share in CHECK_ARMS.items():
         checks = load_lab(stem)
@@ -873,10 +877,10 @@ def test_rl_learns_to_check_its_edit_on_unseen_placements_but_its_retries_do_not
 
 
 def test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds():
-    """GYM_V2 Session 18: trained with --train-seed 1, the line 4 / old 10 warm start copies the
-    hinted digit far less than its seed-0 twin (by more than 0.3 on every split) and less than
-    the line 4 / old 10 / new 4 warm start of the same seed, the opposite of seed 0's order:
-    Session 14's drop belongs to the seed, not to weighting the fix."""
+    """Weighting the copied tokens, second seeds: trained with --train-seed 1, the line 4 / old 10
+    warm start copies the hinted digit far less than its seed-0 twin (by more than 0.3 on every
+    split) and less than the line 4 / old 10 / new 4 warm start of the same seed, the opposite of
+    seed 0's order: seed 0's drop belongs to the seed, not to weighting the fix."""
     tags = {(0, False): "gym_v2_hint_recovery_6000_pad6_line4_old10",
             (0, True): "gym_v2_hint_recovery_6000_pad6_line4_old10_new4",
             (1, False): "gym_v2_hint_recovery_6000_pad6_line4_old10_t1",
@@ -893,9 +897,9 @@ def test_whether_the_old_text_weighted_warm_start_copies_is_the_seeds():
 
 
 def test_the_weight_4_warm_start_copies_less_under_a_second_seed():
-    """GYM_V2 Session 19: the weight-4 warm start every arm since Session 13 starts from, trained
-    again with --train-seed 1 (all else the same), copies the hinted digit less on every split
-    (0.52 against 0.94 on held-out tasks), solves fewer held-out tasks at T=1 and puts fewer
+    """Weighting the copied tokens, second seeds: the weight-4 warm start the later arms start from,
+    trained again with --train-seed 1 (all else the same), copies the hinted digit less on every
+    split (0.52 against 0.94 on held-out tasks), solves fewer held-out tasks at T=1 and puts fewer
     first edits on the bug's line: seed 0's copy was a good draw, not the recipe's."""
     tags = {0: "gym_v2_hint_recovery_6000_pad6_copy4", 1: "gym_v2_hint_recovery_6000_pad6_copy4_t1"}
     records = {seed: load_lab(stem) for seed, stem in tags.items()}
@@ -913,11 +917,11 @@ def test_the_weight_4_warm_start_copies_less_under_a_second_seed():
 
 
 def test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged():
-    """GYM_V2 Session 20 and Chapter 7.7: weights 1 and 4 on the copied tokens, each trained under
-    seeds 0 and 1 (all else the same). Under seed 1 the recipe's weights copy the hinted digit
+    """Weighting the copied tokens, and 7.7: weights 1 and 4 on the copied tokens, each trained
+    under seeds 0 and 1 (all else the same). Under seed 1 the recipe's weights copy the hinted digit
     better than under seed 0 and weight 4 barely better again; with each task's rate at its best
-    temperature averaged over the two seeds, weight 4 still beats weight 1 on the held-out tasks
-    and the stretch functions by more than two standard errors, paired by task."""
+    temperature averaged over the two seeds, weight 4 still beats weight 1 on the held-out tasks and
+    the stretch functions by more than two standard errors, paired by task."""
     tags = {("1", 0): "gym_v2_hint_recovery_6000_pad6",
             ("1", 1): "gym_v2_hint_recovery_6000_pad6_t1",
             ("4", 0): "gym_v2_hint_recovery_6000_pad6_copy4",
@@ -946,10 +950,10 @@ def test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged():
 
 
 def assert_the_recipe_learns_its_placements_and_not_the_unseen(fresh_stem, warm):
-    """An arm run with the recipe of every RL arm since GYM_V2 Session 13 (RLOO, mixed batches,
-    300 updates, lr 3e-4, a fresh padding per group, three seeds) from the warm start `warm` (its
-    record's stem), evaluated in the fresh record `fresh_stem` on the same fresh tasks and
-    episodes as RLOO from weight 4: it beats its own control on RL's placements by more than two
+    """An arm run with the recipe the RL arms share from the weight-4 warm start on (RLOO, mixed
+    batches, 300 updates, lr 3e-4, a fresh padding per group, three seeds) from the warm start
+    `warm` (its record's stem), evaluated in the fresh record `fresh_stem` on the same fresh tasks
+    and episodes as RLOO from weight 4: it beats its own control on RL's placements by more than two
     standard errors and stays within two of it on the unseen ones."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     fresh = load_lab(fresh_stem)
@@ -968,11 +972,11 @@ def assert_the_recipe_learns_its_placements_and_not_the_unseen(fresh_stem, warm)
 
 
 def test_rl_from_the_second_seed_of_weight_4_learns_its_placements_and_not_the_unseen():
-    """GYM_V2 Session 19: RLOO with the recipe of every arm since Session 13, started from the
+    """Weighting the copied tokens, second seeds: RLOO with the shared recipe, started from the
     weight-4 warm start trained under --train-seed 1 (which copies far less than seed 0), on the
-    same fresh tasks and episodes. As from seed 0, it beats its own control on RL's placements
-    by more than two standard errors and stays within two of it on the unseen ones: the
-    chapters' RL result does not rest on seed 0's good draw."""
+    same fresh tasks and episodes. As from seed 0, it beats its own control on RL's placements by
+    more than two standard errors and stays within two of it on the unseen ones: the chapters' RL
+    result does not rest on seed 0's good draw."""
     assert load_lab("gym_v2_hint_recovery_6000_pad6_copy4_t1").recipe["train_seed"] == 1
     assert_the_recipe_learns_its_placements_and_not_the_unseen(
         "gym_v2_rl_fresh_hg_mixed_pad6_copy4_t1_fresh8_rloo_lr3e-4_u300",
@@ -980,11 +984,11 @@ def test_rl_from_the_second_seed_of_weight_4_learns_its_placements_and_not_the_u
 
 
 def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_solving_more():
-    """GYM_V2 Session 19: RLOO from the warm start whose demonstrations also retry after a wrong
-    edit that applies (check share 0.5, retry share 0.5, the wrong edit left out of the loss),
-    three seeds, the same fresh tasks and episodes as RLOO from weight 4. It beats its control
-    on RL's placements by more than two standard errors; on the unseen placements it checks and
-    retries more than the warm start by more than two standard errors, its retries solve under
+    """Checking the edit, and retrying: RLOO from the warm start whose demonstrations also retry
+    after a wrong edit that applies (check share 0.5, retry share 0.5, the wrong edit left out of
+    the loss), three seeds, the same fresh tasks and episodes as RLOO from weight 4. It beats its
+    control on RL's placements by more than two standard errors; on the unseen placements it checks
+    and retries more than the warm start by more than two standard errors, its retries solve under
     3% of the episodes, and its solve rate stays within two standard errors of the control."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     fresh = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_check5_retry5m_fresh8_rloo_lr3e-4_u300")
@@ -1011,12 +1015,12 @@ def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_
 
 
 def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
-    """GYM_V2 Session 20 and Chapter 9.8: RLOO from the weight-4 warm start with DAPO's dynamic
-    sampling (rounds of 16 groups until 8 have mixed rewards, one step on those 8), stopped at
-    RLOO's 19,200 episodes per seed, three seeds, on the same fresh tasks and episodes. Every
-    step holds 8 mixed groups and there are under a third as many steps as RLOO's; it beats the
-    control on RL's placements by more than two standard errors, stays within two of it on the
-    unseen ones, and is within two standard errors of RLOO on both."""
+    """Dynamic sampling, and 9.8: RLOO from the weight-4 warm start with DAPO's dynamic sampling
+    (rounds of 16 groups until 8 have mixed rewards, one step on those 8), stopped at RLOO's 19,200
+    episodes per seed, three seeds, on the same fresh tasks and episodes. Every step holds 8 mixed
+    groups and there are under a third as many steps as RLOO's; it beats the control on RL's
+    placements by more than two standard errors, stays within two of it on the unseen ones, and is
+    within two standard errors of RLOO on both."""
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     fresh = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_refill8_e19200")
     assert fresh.recipe["warm"] == rloo.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4"
@@ -1044,11 +1048,11 @@ def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
 
 
 def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
-    """GYM_V2 Session 20 and Chapter 9.8: dynamic sampling (57,600 episodes per seed) and RLOO for
-    900 updates (the same 57,600), three seeds each, on the same fresh tasks and episodes as RLOO's
-    300 updates. Dynamic sampling takes under a third of RLOO's steps; both stay within two
-    standard errors of the control on the unseen placements and of each other on both halves,
-    and dynamic sampling ends above RLOO's 300 updates on the unseen ones by more than two."""
+    """More episodes, and 9.8: dynamic sampling (57,600 episodes per seed) and RLOO for 900 updates
+    (the same 57,600), three seeds each, on the same fresh tasks and episodes as RLOO's 300 updates.
+    Dynamic sampling takes under a third of RLOO's steps; both stay within two standard errors of
+    the control on the unseen placements and of each other on both halves, and dynamic sampling ends
+    above RLOO's 300 updates on the unseen ones by more than two."""
     fresh = {"u300": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300"),
              "u900": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u900"),
              "refill8_e57600":
@@ -1077,12 +1081,11 @@ def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
 
 
 def test_a_policy_four_times_larger_learns_its_placements_and_not_the_unseen():
-    """GYM_V2 Session 21: the weight-4 warm start at d_model 128 (four times the parameters, lr
-    2.5e-3) is level with d_model 64's two seeds at imitation (each at its best temperature,
-    the seeds' per-task rates averaged, held-out within two standard errors); RLOO from it, with
-    the recipe of every arm since Session 13 on the same fresh tasks and episodes, beats its own
-    control on RL's placements by more than two standard errors and stays within two of it on
-    the unseen ones."""
+    """A policy four times larger: the weight-4 warm start at d_model 128 (four times the
+    parameters, lr 2.5e-3) is level with d_model 64's two seeds at imitation (each at its best
+    temperature, the seeds' per-task rates averaged, held-out within two standard errors); RLOO from
+    it, with the shared recipe on the same fresh tasks and episodes, beats its own control on RL's
+    placements by more than two standard errors and stays within two of it on the unseen ones."""
     wide = load_lab("gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3")
     narrow = [load_lab("gym_v2_hint_recovery_6000_pad6_copy4"),
               load_lab("gym_v2_hint_recovery_6000_pad6_copy4_t1")]

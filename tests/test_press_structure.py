@@ -2,14 +2,15 @@
 
 One broken copy of the fixture book, built once: chapter 01 gains a callout longer than the
 limit and a making-of phrase; a planned chapter of the book plan (11-rewards.md) is written
-with more prose words than the ceiling and none of the chapter's sections.
+with more prose words than the ceiling and none of the chapter's sections. A second copy's zh 01
+gains a variant that the term table forbids in its prose, and the same word in a code span.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from press_helpers import EN01, chapter, copy_book, edit, line_of, sphinx_build
+from press_helpers import EN01, ZH01, chapter, copy_book, edit, line_of, sphinx_build
 
 from ext.locale_table import SOURCE
 from ext.structure import CALLOUT_LINES, WORD_CEILING
@@ -56,3 +57,22 @@ def test_a_chapter_over_its_ceiling_and_without_its_sections(broken):
     _, rewards, build = broken
     build.find(rewards, 1, "agentrl.words", f"prose words (ceiling {WORD_CEILING:,})")
     build.find(rewards, 1, "agentrl.sections", "0 numbered sections")
+
+
+TERM_LINE = "每个 episode 的奖励由 `episode_seed` 决定。"
+
+
+@pytest.fixture(scope="module")
+def off_term(tmp_path_factory):
+    root = copy_book(tmp_path_factory.mktemp("terms"))
+    one = chapter(root, ZH01)
+    with one.open("a", encoding="utf-8") as f:
+        f.write(f"\n{TERM_LINE}\n")
+    return one, sphinx_build(root, "zh")
+
+
+def test_a_forbidden_term_in_zh_prose_fails_the_build_at_its_line(off_term):
+    one, build = off_term
+    assert build.returncode == 1
+    build.find(one, line_of(one, TERM_LINE), "agentrl.term", "'episode' for episode")
+    assert len(build.of_type("agentrl.term")) == 1

@@ -15,6 +15,7 @@ import agentrl as arl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import labs_index  # noqa: E402
 import records_manifest  # noqa: E402
 
 RESULTS = ROOT / "book" / "labs" / "results"
@@ -48,6 +49,28 @@ def test_the_manifest_is_current_and_every_record_has_a_reader():
     assert records_manifest.problems(items) == []
     assert records_manifest.MANIFEST.read_text(encoding="utf-8") == \
         records_manifest.toml_text(items), "run python scripts/records_manifest.py"
+
+
+def test_the_labs_index_is_current_and_files_every_record_once():
+    """book/labs/README.md is labs_index's rendering of the manifest, and its experiments name
+    every record of the manifest exactly once."""
+    manifest = labs_index.load_manifest()
+    assert labs_index.problems(manifest) == []
+    assert labs_index.INDEX.read_text(encoding="utf-8") == labs_index.render(manifest), \
+        "run python scripts/records_manifest.py (it rewrites the index too)"
+
+
+def test_the_labs_index_names_strays_doubles_and_unknown_records():
+    manifest = {"a": {"command": "run a", "read_by": ["tests/x.py", "record b"]},
+                "b": {"command": "run b", "read_by": []}, "c": {"command": "run c", "read_by": []}}
+    index = [labs_index.Experiment("One", "Q?", "F.", ["a", "b"]),
+             labs_index.Experiment("Two", "Q?", "F.", ["b", "zzz"])]
+    assert labs_index.problems(manifest, index) == [
+        "'b' is in 'One' and in 'Two'", "'Two' names 'zzz', which records.toml does not list",
+        "'c' belongs to no experiment"]
+    text = labs_index.render(manifest, index[:1])
+    assert "## 1. One" in text and "**Read by.** `tests/x.py`\n" in text
+    assert "# a\nrun a\n# b\nrun b\n" in text
 
 
 def write(folder: Path, stem: str, **fields) -> None:

@@ -3,7 +3,7 @@
 The generator is saved book code (`agentrl`): consistent renaming to fresh 1-3 character names,
 shifted constants, tests drawn per variant, the 26 EXTRA_TEMPLATES, the train / rename /
 heldout / stretch splits by (template, line, kind) group and by variant, recovery
-demonstrations and the line hint (see the section and book/labs/GYM_V2.md). This module keeps
+demonstrations and the line hint (see the section and book/labs/README.md). This module keeps
 the names the lab scripts and their recorded results use: `make_v2_tasks` is
 `arl.make_variant_tasks` and `TEMPLATES` is `arl.VARIANT_TEMPLATES`. The padding of a task
 (`pad_blank_lines`, `pad_tasks`) and the weighted imitation loss (`edit_parts`,

@@ -1,0 +1,364 @@
+"""Write book/labs/README.md: the labs' experiments, each with its question, finding and records.
+
+    python scripts/labs_index.py           # regenerate the index
+    python scripts/labs_index.py --check   # exit 1 if the committed index is stale, a record of
+                                           # book/labs/records.toml belongs to no experiment (or
+                                           # to two), or an experiment names a record that is not
+                                           # there
+
+The questions and findings are written here, once; each record's command and readers come from
+book/labs/records.toml (scripts/records_manifest.py), so the index cannot drift from the records.
+A finding names the test that checks it against the records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = ROOT / "book" / "labs" / "records.toml"
+INDEX = ROOT / "book" / "labs" / "README.md"
+
+
+def seeds(stem: str, n: int = 3) -> list[str]:
+    """A run and its second and third training seeds (the labs' `_s1`, `_s2` suffixes)."""
+    return [stem] + [f"{stem}_s{i}" for i in range(1, n)]
+
+
+def arm(tag: str, n: int = 3) -> list[str]:
+    """An RL arm of gym_v2_rl: its seeds' runs and their fresh evaluation."""
+    return seeds(f"gym_v2_rl_{tag}", n) + [f"gym_v2_rl_fresh_{tag}"]
+
+
+@dataclass
+class Experiment:
+    title: str
+    question: str
+    finding: str
+    records: list[str]
+
+
+RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches, fresh padding
+
+EXPERIMENTS = [
+    Experiment(
+        "The cost of one RL step, slow path against fast",
+        "How much CPU time do one GRPO step's sampling and update, and one sandboxed `test` "
+        "call, take the plain way (one episode at a time, a fresh sandbox process, a padded "
+        "update) against the fast way (one KV cache for all episodes, a sandbox pool, length "
+        "buckets), on the same tasks and seeds, and do both give the same episodes?",
+        "Both ways give the same episodes, and the fast way is several times cheaper; the "
+        "timings belong to the CPU that ran them, so Sections 5.7 and 14.1 print them as "
+        "recorded (`tests/test_efficiency.py`).",
+        ["bench_rollouts"]),
+    Experiment(
+        "The saved gym's warm start",
+        "Does supervised training on the scripted expert give TinyAgent a policy whose reward "
+        "is not always 0, so that a policy gradient exists?",
+        "It solves part of the `train` split at temperature 1 and almost none of `heldout` "
+        "(Section 6.6; `tests/test_policy_gradient.py::test_warm_start_results_have_expected_"
+        "keys`). Every method lab on the saved gym starts from it.",
+        ["warm_start"]),
+    Experiment(
+        "Each method on the saved gym, several seeds",
+        "With one budget for all (64 RL tasks, 100 updates of 8 episodes, the same seeds and "
+        "evaluation), what do REINFORCE, REINFORCE on grouped batches, RLOO, PPO (with and "
+        "without the value loss in the trunk), GRPO and a KL penalty do to the solve rate?",
+        "REINFORCE raises the RL tasks' solve rate on every seed; the group baseline lowers it "
+        "against grouped REINFORCE by more than two standard errors; PPO as first written "
+        "lowers it, and keeping the value loss out of the trunk is the ablation that tests why; "
+        "no method solves a held-out task of the saved gym. "
+        "Checked by `tests/test_advantages.py::test_chapter_claims_about_the_labs`, "
+        "`tests/test_ppo.py::test_ppo_lab_claims_of_the_chapter`, "
+        "`tests/test_grpo.py::test_grpo_lab_claims_of_the_chapter` and "
+        "`tests/test_kl_entropy.py::test_lab_claims_of_the_chapter`.",
+        ["reinforce_seeds", "grouped_reinforce_seeds", "rloo_seeds", "ppo_seeds",
+         "ppo_detached_value_seeds", "grpo_seeds", "kl_seeds"]),
+    Experiment(
+        "A warm start for the variant gym (BugFix-v2)",
+        "On the variant gym of Section 4.8 (renamed functions, shifted constants, placements "
+        "split into train and held-out), can imitation with the line hint and recovery "
+        "demonstrations give a warm start that solves some held-out placements?",
+        "Yes, and most of what it solves rests on the hint (Section 4.8's Evidence). Every "
+        "BugFix-v2 RL arm below starts from this warm start or from one of the later ones.",
+        ["gym_v2_hint_recovery_3000"]),
+    Experiment(
+        "RL methods on placements no demonstration showed",
+        "Trained with RL on half of the held-out placements (100 updates of 64 episodes, three "
+        "seeds), does each method beat the sharpening control (the warm start at its best "
+        "temperature) on fresh instances of those placements, and on the placements RL never "
+        "practised?",
+        "Every method beats the control on fresh instances of the placements RL practised; on "
+        "the unseen placements none does (Sections 6.8, 7.7, 8.7, 9.8, 10.7; "
+        "`tests/test_advantages.py::test_the_300_update_runs_support_section_7_7` and the "
+        "chapters' lab tests).",
+        arm("hg_reinforce_lr3e-4") + arm("hg_rloo_lr3e-4") + arm("hg_grpo_lr3e-4")
+        + arm("hg_positive_lr3e-4") + arm("hg_ppo_lr3e-4") + arm("hg_ppo1x1_lr3e-4", 1)
+        + arm("hg_rloo_kl0.1_lr3e-4") + seeds("gym_v2_rl_hg_rloo_kl1_lr3e-4", 1)),
+    Experiment(
+        "LoRA against full fine-tuning",
+        "With the RLOO recipe above, how much of the gain on RL's placements does LoRA keep at "
+        "ranks 1, 4 and 16 and three learning rates?",
+        "Section 14.6 reads how far each arm moved the policy and its solve rates; one seed "
+        "per arm, so a difference between arms is a measurement of that seed, not a property "
+        "of LoRA.",
+        ["gym_v2_rl_hg_lora_r1_lr1e-3", "gym_v2_rl_hg_lora_r4_lr3e-4",
+         "gym_v2_rl_hg_lora_r4_lr1e-3", "gym_v2_rl_hg_lora_r4_lr3e-3",
+         "gym_v2_rl_hg_lora_r16_lr1e-3"]),
+    Experiment(
+        "Longer training and mixed batches",
+        "Does training three or six times longer, or mixing the warm start's own placements "
+        "into RL's batches, carry the gain to the unseen placements?",
+        "The mixing, not the length, lifts the unseen placements at 300 updates, to the level of "
+        "the sharpening control and not above it; at 600 updates the mixed arm gains more on "
+        "RL's placements and gives the unseen gain back. The first edits of the fresh episodes "
+        "say why (`gym_v2_failures`). Checked by "
+        "`tests/test_advantages.py::test_the_300_update_runs_support_section_7_7`, "
+        "`::test_twice_the_updates_spend_the_mixed_runs_unseen_gain` and "
+        "`::test_the_first_edits_say_why_the_unseen_placements_do_not_gain`.",
+        arm("hg_rloo_lr3e-4_u300") + arm("hg_mixed_rloo_lr3e-4") + arm("hg_mixed_rloo_lr3e-4_u300")
+        + arm("hg_mixed_rloo_lr3e-4_u600")
+        + ["gym_v2_failures_hg_rloo_lr3e-4_u300", "gym_v2_failures_hg_mixed_rloo_lr3e-4_u600"]),
+    Experiment(
+        "A KL penalty to the warm start",
+        "Does a KL leash to the warm start (coefficient 0.1 or 1) keep what the warm start "
+        "solves on the unseen placements while RL learns its own?",
+        "At 300 updates KL 0.1 costs nothing on RL's placements and recovers part of RLOO's "
+        "loss on the unseen ones, still below the warm start and below mixed batches there; on "
+        "top of mixed batches it adds nothing there; from the weight-4 warm start it stays "
+        "level with its control on the unseen placements (Section 10.7; "
+        "`tests/test_kl_entropy.py::test_the_300_update_penalty_supports_section_10_7`, "
+        "`::test_the_penalty_adds_nothing_to_mixed_batches_at_300_updates` and "
+        "`::test_the_leash_from_the_copying_warm_start_stays_level_on_unseen_placements`).",
+        arm("hg_rloo_kl0.1_lr3e-4_u300") + arm("hg_mixed_rloo_kl0.1_lr3e-4_u300")
+        + arm(f"{RECIPE}_rloo_kl0.1_lr3e-4_u300")),
+    Experiment(
+        "More placements to practise",
+        "Does adding the stretch templates' 45 placements to RL's tasks make what RL learns "
+        "carry to placements it never practised?",
+        "No: from the book's warm start both halves fall against the mixed arm; from the "
+        "weight-4 warm start the arm stays within two standard errors of RLOO without them "
+        "(`tests/test_advantages.py::test_the_stretch_placements_do_not_carry_over`, "
+        "`::test_more_placements_from_the_copying_warm_start_do_not_carry_to_unseen_ones`).",
+        arm("hg_mixed_stretch_rloo_lr3e-4_u300")
+        + ["gym_v2_failures_hg_mixed_stretch_rloo_lr3e-4_u300"]
+        + arm("hg_mixed_stretch_pad6_copy4_fresh8_rloo_lr3e-4_u300")),
+    Experiment(
+        "Padded tasks: does the edit's line come from the hint?",
+        "When blank lines move the bug, does the policy copy the hinted line number or recall "
+        "the unpadded one, and does RL on padded tasks (one padding per task, a fresh padding "
+        "per group, or only draws that move the bug) change that?",
+        "The book's warm start recalls the unpadded digit; warm starts trained on padded tasks "
+        "copy more, the longer one most; RL from them stays within two standard errors of the "
+        "control on the unseen placements; a fresh padding per group helps a little and "
+        "drawing only moved bugs does not. The expert path loses most of its "
+        "probability on the `<old>` text (`gym_v2_edit_parts`). Checked by "
+        "`tests/test_advantages.py::test_the_warm_start_does_not_copy_the_hinted_line_and_rl_"
+        "from_padded_tasks_only_sharpens`, "
+        "`::test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_its_"
+        "placements`, `::test_a_fresh_padding_per_group_helps_a_little_and_paying_only_the_copy_"
+        "does_not` and `::test_the_edit_parts_multiply_back_to_the_recorded_expert_path`.",
+        ["gym_v2_hint_recovery_3000_pad2", "gym_v2_hint_recovery_3000_pad2_d128",
+         "gym_v2_hint_recovery_3000_pad6", "gym_v2_hint_recovery_6000_pad6",
+         "gym_v2_copying_pad2", "gym_v2_copying_pad6",
+         "gym_v2_edit_parts_unpadded", "gym_v2_edit_parts_pad6"]
+        + arm("hg_mixed_pad2_rloo_lr3e-4_u300") + arm("hg_mixed_pad6_rloo_lr3e-4_u300")
+        + arm("hg_mixed_pad6_fresh8_rloo_lr3e-4_u300")
+        + arm("hg_mixed_pad6_moved8_rloo_lr3e-4_u300")),
+    Experiment(
+        "Weighting the copied tokens in the imitation loss",
+        "If the warm start's loss weights the edit's line digits and `<old>` text (4 or 10 "
+        "times, or the line, old text and fix separately), does it copy the hinted line, and does "
+        "RL from it reach the unseen placements? Does the answer survive a second training seed?",
+        "Weight 4 makes the warm start copy the line and beats weight 1 on held-out tasks with "
+        "two seeds averaged; RL from it learns its placements and stays level with its control "
+        "on the unseen ones, from either seed; the copy itself varies from seed to seed. Checked "
+        "by `tests/test_advantages.py::test_weighting_the_copied_tokens_makes_the_warm_start_copy_"
+        "the_line`, `::test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged`, "
+        "`::test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_"
+        "placements` and `::test_rl_from_the_second_seed_of_weight_4_learns_its_placements_and_"
+        "not_the_unseen`.",
+        ["gym_v2_hint_recovery_6000_pad6_copy4", "gym_v2_hint_recovery_6000_pad6_copy10",
+         "gym_v2_hint_recovery_6000_pad6_line4_old10",
+         "gym_v2_hint_recovery_6000_pad6_line4_old10_new4",
+         "gym_v2_hint_recovery_6000_pad6_t1", "gym_v2_hint_recovery_6000_pad6_copy4_t1",
+         "gym_v2_hint_recovery_6000_pad6_line4_old10_t1",
+         "gym_v2_hint_recovery_6000_pad6_line4_old10_new4_t1",
+         "gym_v2_copying_pad6_copy", "gym_v2_copying_pad6_copy_train_seed",
+         "gym_v2_edit_parts_pad6_copy", "gym_v2_edit_parts_pad6_copy_train_seed"]
+        + arm(f"{RECIPE}_rloo_lr3e-4_u300") + arm("hg_mixed_pad6_l4o10_fresh8_rloo_lr3e-4_u300")
+        + arm("hg_mixed_pad6_copy4_t1_fresh8_rloo_lr3e-4_u300")),
+    Experiment(
+        "Methods from the weight-4 warm start",
+        "From the warm start that copies the line, do GRPO, positive-only updates and PPO with "
+        "one step per batch do better than RLOO on the unseen placements?",
+        "None beats its control on the unseen placements; PPO with one step per batch gains less than "
+        "RLOO on RL's placements (Sections 8.7 and 9.8; "
+        "`tests/test_grpo.py::test_group_methods_from_the_copying_warm_start_stay_level_on_"
+        "unseen_placements`, `tests/test_ppo.py::test_one_step_ppo_from_the_copying_warm_start_"
+        "gains_less_than_rloo`).",
+        arm(f"{RECIPE}_grpo_lr3e-4_u300") + arm(f"{RECIPE}_positive_lr3e-4_u300")
+        + arm(f"{RECIPE}_ppo1x1_lr3e-4_u300")),
+    Experiment(
+        "A reward for an edit that applies",
+        "Does a bonus for a first edit that applies on the bug's line (0.2, 0.5, 1.0, or 0.5 "
+        "paid only at the bug's text) teach the unseen placements the fix?",
+        "It buys the copy, not the transfer: the first edits that apply rise, the wrong changes "
+        "rise with them, and the solve rate on the unseen placements stays level with RLOO's "
+        "(`tests/test_advantages.py::test_a_bonus_for_an_edit_that_applies_buys_the_copy_not_the_"
+        "transfer`, `::test_the_bonus_moves_the_first_edits_it_pays_for`).",
+        [stem for bonus in ("bonus0.2", "bonus0.5", "bonus1.0", "bonusatbug0.5")
+         for stem in arm(f"{RECIPE}_rloo_{bonus}_lr3e-4_u300")
+         + [f"gym_v2_failures_{RECIPE}_rloo_{bonus}_lr3e-4_u300"]]),
+    Experiment(
+        "Checking the edit, and retrying",
+        "If the demonstrations sometimes test the edit before submitting (and sometimes retry "
+        "after a wrong edit), does RL learn to check and retry on unseen placements, and does "
+        "that solve them?",
+        "RL learns to check and retry there, a behaviour learned on other placements, but the "
+        "retries almost never solve and the solve rate stays level with the control "
+        "(`tests/test_advantages.py::test_rl_learns_to_check_its_edit_on_unseen_placements_but_"
+        "its_retries_do_not_solve`, `::test_rl_from_retry_demonstrations_retries_more_on_unseen_"
+        "placements_without_solving_more`).",
+        ["gym_v2_hint_recovery_6000_pad6_copy4_check5",
+         "gym_v2_hint_recovery_6000_pad6_copy4_check25",
+         "gym_v2_hint_recovery_6000_pad6_copy4_check5_retry5",
+         "gym_v2_hint_recovery_6000_pad6_copy4_check5_retry5_masked"]
+        + [stem for tag in ("check5", "check25", "check5_retry5m")
+           for stem in arm(f"hg_mixed_pad6_copy4_{tag}_fresh8_rloo_lr3e-4_u300")
+           + [f"gym_v2_checks_hg_mixed_pad6_copy4_{tag}_fresh8_rloo_lr3e-4_u300"]]),
+    Experiment(
+        "More episodes, and dynamic sampling",
+        "At the same budget of episodes, and at three times it (57,600 per seed), does DAPO's "
+        "dynamic sampling (refilling until every group has mixed rewards) or simply more "
+        "updates reach the unseen placements?",
+        "At the same budget dynamic sampling learns what RLOO learns in under a third of the "
+        "steps; at three times the budget both stay level with the control on the unseen "
+        "placements and with each other (Section 9.8; "
+        "`tests/test_advantages.py::test_dynamic_sampling_at_the_same_budget_learns_what_rloo_"
+        "learns`, `::test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level`).",
+        arm(f"{RECIPE}_rloo_lr3e-4_refill8_e19200") + arm(f"{RECIPE}_rloo_lr3e-4_refill8_e57600")
+        + arm(f"{RECIPE}_rloo_lr3e-4_u900")),
+    Experiment(
+        "A policy four times larger",
+        "Does a TinyAgent with d_model 128 (four times the parameters) imitate better, and does "
+        "RL from it reach the unseen placements?",
+        "It is level with d_model 64 at imitation, and RL from it learns its placements and not "
+        "the unseen ones (`tests/test_advantages.py::test_a_policy_four_times_larger_learns_its_"
+        "placements_and_not_the_unseen`).",
+        ["gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3"]
+        + arm("hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300")),
+]
+
+PREAMBLE = """\
+# The labs: an index of experiments
+
+Written by `scripts/labs_index.py` from `book/labs/records.toml`; never by hand.
+
+A lab is a script in this folder that imports the book's saved code from `agentrl`, runs one
+experiment that is too long for a chapter cell, and writes a record to `results/<stem>.json`
+(with the policy's weights beside it as `<stem>.pt` when a later run starts from it). A chapter
+reads a record with `agentrl.load_record('<stem>')`; `book/labs/records.toml`
+(`scripts/records_manifest.py`) lists every record with the exact command that makes it and what
+reads it. The tests in `tests/` check each chapter claim against the records.
+
+| lab | what it measures |
+|---|---|
+| `warm_start.py` | the saved gym's warm start by imitation of the scripted expert |
+| `*_seeds.py` | one method of Chapters 6-10 on the saved gym, several seeds, one budget |
+| `gym_v2.py` | the variant gym's tasks under the labs' names, and blank-line padding |
+| `gym_v2_warm_start.py` | a warm start by imitation on the variant gym, with the hint and without |
+| `gym_v2_rl.py` | RL from a warm start on placements no demonstration showed |
+| `gym_v2_rl_fresh.py` | RL policies and their warm start on fresh instances nobody tuned on |
+| `gym_v2_failures.py` | what the first edit of those fresh episodes did |
+| `gym_v2_copying.py` | whether the edit's line digit comes from the hint (padded tasks) |
+| `gym_v2_edit_parts.py` | the expert path split into the edit's line, old text and fix |
+| `gym_v2_checks.py` | whether a policy tests its edit, and edits again when the check fails |
+
+`evaluate.py` holds the evaluation the BugFix-v2 labs share (Section 6.8's saves): the solve
+rate at temperature 1 with 8 samples per task and its standard error over tasks, greedy, pass@k,
+the expert path's probability, and the **sharpening control**, the warm start at its best
+temperature, which a trained policy must beat, paired by task on the same sampling seeds. The
+held-out placements are split in two halves: RL practises one (`rl_groups`), never sees the
+other (`heldout`); a fresh evaluation draws new instances of both that no run was tuned on.
+
+Each experiment below gives the question it asks, its finding where one is established (with the
+test that checks it), what reads its records, and each record's command.
+"""
+
+
+def load_manifest(path: Path = MANIFEST) -> dict[str, dict]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def readers(entries: list[dict]) -> list[str]:
+    """The chapter sections, figures and tests that read any of the records (not other records)."""
+    found = {r for e in entries for r in e["read_by"] if not r.startswith("record ")}
+    return sorted(found)
+
+
+def render(manifest: dict[str, dict], experiments: list[Experiment] = EXPERIMENTS) -> str:
+    parts = [PREAMBLE]
+    for number, exp in enumerate(experiments, 1):
+        entries = [manifest[s] for s in exp.records if s in manifest]
+        read = ", ".join(f"`{r}`" for r in readers(entries)) or "other records only"
+        parts.append(f"\n## {number}. {exp.title}\n\n"
+                     f"**Question.** {exp.question}\n\n"
+                     f"**Finding.** {exp.finding}\n\n"
+                     f"**Read by.** {read}\n\n"
+                     f"**Records and commands** ({len(exp.records)}):\n\n```sh\n")
+        for stem in exp.records:
+            entry = manifest.get(stem)
+            command = entry["command"] if entry else "(no such record)"
+            parts.append(f"# {stem}\n{command}\n")
+        parts.append("```\n")
+    return "".join(parts)
+
+
+def problems(manifest: dict[str, dict], experiments: list[Experiment] = EXPERIMENTS) -> list[str]:
+    """Records in no experiment or in two, and names of records that do not exist."""
+    seen: dict[str, str] = {}
+    found = []
+    for exp in experiments:
+        for stem in exp.records:
+            if stem not in manifest:
+                found.append(f"{exp.title!r} names {stem!r}, which records.toml does not list")
+            elif stem in seen:
+                found.append(f"{stem!r} is in {seen[stem]!r} and in {exp.title!r}")
+            seen.setdefault(stem, exp.title)
+    found += [f"{stem!r} belongs to no experiment" for stem in manifest if stem not in seen]
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="fail if the index is stale or does not cover every record once")
+    args = parser.parse_args(argv)
+    manifest = load_manifest()
+    text = render(manifest)
+    found = problems(manifest)
+    for line in found:
+        print(f"error: {line}", file=sys.stderr)
+    if args.check:
+        current = INDEX.read_text(encoding="utf-8") if INDEX.exists() else None
+        if current != text:
+            print(f"{INDEX.relative_to(ROOT)} is stale: run python scripts/labs_index.py",
+                  file=sys.stderr)
+            return 1
+        return 1 if found else 0
+    partial = INDEX.with_suffix(".md.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, INDEX)
+    print(f"wrote {INDEX.relative_to(ROOT)} ({len(EXPERIMENTS)} experiments, "
+          f"{len(manifest)} records)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
