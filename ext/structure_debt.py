@@ -26,7 +26,6 @@ from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
     ('en/04-environments-and-tools.md', 10011),
-    ('en/06-policy-gradient.md', 9290),
     ('en/07-advantages.md', 14901),
     ('en/08-ppo.md', 9518),
     ('en/09-grpo-family.md', 10535),
@@ -38,7 +37,6 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
     ('en/04-environments-and-tools.md', 'The large-scale versions of this'),
     ('en/04-environments-and-tools.md', 'Measured by the gym-v2 lab'),
-    ('en/06-policy-gradient.md', 'Measured by `book/labs/reinforce_seeds.py`'),
     ('en/07-advantages.md', 'Measured by `book/labs/rloo_seeds.py`'),
     ('en/07-advantages.md', "verl's `compute_gae_advantage_return`"),
     ('en/07-advantages.md', 'Measured by `book/labs/gym_v2_rl.py'),
@@ -67,10 +65,7 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
 )
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
-    ('en/01-introduction.md', 'exploratory runs'),
     ('en/05-trajectories-and-templates.md', 'the other core'),
-    ('en/06-policy-gradient.md', "the chapter's minute"),
-    ('en/06-policy-gradient.md', 'recorded for the project'),
     ('en/07-advantages.md', 'recorded for the project'),
     ('en/07-advantages.md', 'a shared two-core machine'),
     ('en/08-ppo.md', 'recorded for the project'),
@@ -78,14 +73,10 @@ MAKING_OF: tuple[tuple[str, str], ...] = (
     ('en/10-kl-and-entropy.md', 'recorded for the project'),
     ('en/14-efficiency.md', "the design's spike"),
     ('en/14-efficiency.md', 'our stored sources'),
-    ('en/sources.md', 'exploratory runs'),
     ('en/sources.md', "the design's spike"),
     ('en/sources.md', 'a shared two-core machine'),
     ('en/sources.md', 'recorded for the project'),
-    ('zh/01-introduction.md', 'exploratory runs'),
     ('zh/05-trajectories-and-templates.md', 'the other core'),
-    ('zh/06-policy-gradient.md', "the chapter's minute"),
-    ('zh/06-policy-gradient.md', 'recorded for the project'),
     ('zh/07-advantages.md', 'recorded for the project'),
     ('zh/07-advantages.md', 'a shared two-core machine'),
     ('zh/08-ppo.md', 'recorded for the project'),
@@ -93,8 +84,6 @@ MAKING_OF: tuple[tuple[str, str], ...] = (
     ('zh/10-kl-and-entropy.md', 'recorded for the project'),
     ('zh/14-efficiency.md', "the design's spike"),
     ('zh/14-efficiency.md', 'our stored sources'),
-    ('zh/sources.md', 'exploratory runs'),
-    ('zh/sources.md', "the design's spike"),
     ('zh/sources.md', 'a shared two-core machine'),
     ('zh/sources.md', 'recorded for the project'),
 )
