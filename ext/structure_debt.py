@@ -25,7 +25,6 @@ from pathlib import Path
 from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
-    ('en/04-environments-and-tools.md', 10011),
     ('en/07-advantages.md', 14901),
     ('en/08-ppo.md', 9518),
     ('en/09-grpo-family.md', 10535),
@@ -35,8 +34,6 @@ OVER_WORDS: tuple[tuple[str, int], ...] = (
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
     ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
-    ('en/04-environments-and-tools.md', 'The large-scale versions of this'),
-    ('en/04-environments-and-tools.md', 'Measured by the gym-v2 lab'),
     ('en/07-advantages.md', 'Measured by `book/labs/rloo_seeds.py`'),
     ('en/07-advantages.md', "verl's `compute_gae_advantage_return`"),
     ('en/07-advantages.md', 'Measured by `book/labs/gym_v2_rl.py'),
@@ -52,7 +49,6 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
     ('en/14-efficiency.md', 'The bug was real in widely used'),
     ('en/14-efficiency.md', 'Thinking Machines Lab\'s post "LoRA'),
-    ('zh/04-environments-and-tools.md', '这种设计的大规模版本都是公开的。'),
     ('zh/07-advantages.md', '由 `book/labs/rloo_seeds.py`'),
     ('zh/07-advantages.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
