@@ -27,8 +27,6 @@ from pathlib import Path
 from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
-    ('en/04-environments-and-tools.md', 10011),
-    ('en/06-policy-gradient.md', 9290),
     ('en/07-advantages.md', 14901),
     ('en/08-ppo.md', 9518),
     ('en/09-grpo-family.md', 10535),
@@ -38,9 +36,6 @@ OVER_WORDS: tuple[tuple[str, int], ...] = (
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
     ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
-    ('en/04-environments-and-tools.md', 'The large-scale versions of this'),
-    ('en/04-environments-and-tools.md', 'Measured by the gym-v2 lab'),
-    ('en/06-policy-gradient.md', 'Measured by `book/labs/reinforce_seeds.py`'),
     ('en/07-advantages.md', 'Measured by `book/labs/rloo_seeds.py`'),
     ('en/07-advantages.md', "verl's `compute_gae_advantage_return`"),
     ('en/07-advantages.md', 'Measured by `book/labs/gym_v2_rl.py'),
@@ -54,7 +49,6 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/10-kl-and-entropy.md', "DeepSeekMath's GRPO moved the penalty"),
     ('en/10-kl-and-entropy.md', 'Shah et al., "A Comedy of Estimators:'),
     ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
-    ('zh/04-environments-and-tools.md', '这种设计的大规模版本都是公开的。'),
     ('zh/07-advantages.md', '由 `book/labs/rloo_seeds.py`'),
     ('zh/07-advantages.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
@@ -66,36 +60,26 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
 )
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
-    ('en/01-introduction.md', 'exploratory runs'),
     ('en/05-trajectories-and-templates.md', 'the other core'),
-    ('en/06-policy-gradient.md', "the chapter's minute"),
-    ('en/06-policy-gradient.md', 'recorded for the project'),
     ('en/07-advantages.md', 'recorded for the project'),
     ('en/07-advantages.md', 'a shared two-core machine'),
     ('en/08-ppo.md', 'recorded for the project'),
     ('en/09-grpo-family.md', 'recorded for the project'),
     ('en/10-kl-and-entropy.md', 'recorded for the project'),
-    ('en/sources.md', 'exploratory runs'),
     ('en/sources.md', "the design's spike"),
     ('en/sources.md', 'a shared two-core machine'),
     ('en/sources.md', 'recorded for the project'),
-    ('zh/01-introduction.md', 'exploratory runs'),
     ('zh/05-trajectories-and-templates.md', 'the other core'),
-    ('zh/06-policy-gradient.md', "the chapter's minute"),
-    ('zh/06-policy-gradient.md', 'recorded for the project'),
     ('zh/07-advantages.md', 'recorded for the project'),
     ('zh/07-advantages.md', 'a shared two-core machine'),
     ('zh/08-ppo.md', 'recorded for the project'),
     ('zh/09-grpo-family.md', 'recorded for the project'),
     ('zh/10-kl-and-entropy.md', 'recorded for the project'),
-    ('zh/sources.md', 'exploratory runs'),
-    ('zh/sources.md', "the design's spike"),
     ('zh/sources.md', 'a shared two-core machine'),
     ('zh/sources.md', 'recorded for the project'),
 )
 
 TERM_VARIANTS: tuple[tuple[str, str], ...] = (
-    ('zh/04-environments-and-tools.md', '监督热身'),
 )
 
 
