@@ -275,9 +275,9 @@ def test_a_listed_file_that_is_gone_is_reported(tmp_path):
 def test_the_debt_list_only_shrinks():
     """Today's lengths are ceilings: fix a new problem, never list it. Lower these numbers as
     entries are removed (a chapter cut, a callout shortened, a phrase rewritten)."""
-    assert len(structure_debt.OVER_WORDS) <= 6
-    assert len(structure_debt.LONG_CALLOUTS) <= 30
-    assert len(structure_debt.MAKING_OF) <= 30
+    assert len(structure_debt.OVER_WORDS) <= 5
+    assert len(structure_debt.LONG_CALLOUTS) <= 25
+    assert len(structure_debt.MAKING_OF) <= 26
     for entries in (structure_debt.OVER_WORDS, structure_debt.LONG_CALLOUTS,
                     structure_debt.MAKING_OF):
         assert len(set(entries)) == len(entries), "an entry is listed twice"
