@@ -1,7 +1,8 @@
 """The book plan: every chapter, written or planned, with its number, titles and part, once.
 
 :data:`PLAN` lists the book's pages in reading order (the order of the site's navigation, where
-Appendix A stands before Part II because Part II uses it). Everything that lists chapters reads
+Appendix A stands before Part II because Part II uses it, and Appendix C, the case study of
+Part II's experiments, right after it). Everything that lists chapters reads
 it or is checked against it:
 
 * the contents table of each locale's ``index.md`` (grouped by part) and its ``toctree`` (the
@@ -44,7 +45,7 @@ FRONT, FOUNDATIONS, OPTIMISATION, SCALE, PRACTICE, APPENDICES = range(len(PARTS)
 
 @dataclass(frozen=True)
 class Entry:
-    """One page of the plan. ``number`` is '0'-'20', 'A' or 'B', or '' for back matter."""
+    """One page of the plan. ``number`` is '0'-'20', 'A'-'C', or '' for back matter."""
 
     number: str
     stem: str  # the file is <stem>.md in every locale's folder
@@ -64,8 +65,8 @@ class Entry:
 
     @property
     def is_chapter(self) -> bool:
-        """A numbered chapter (1-20) or Appendix A: the pages with the chapter shape."""
-        return self.number.isdigit() and self.number != "0" or self.number == "A"
+        """A numbered chapter (1-20), Appendix A or Appendix C: the pages with the chapter shape."""
+        return self.number.isdigit() and self.number != "0" or self.number in ("A", "C")
 
 
 def _e(number: str, stem: str, part: int, written: bool, en: str, zh: str) -> Entry:
@@ -88,6 +89,8 @@ PLAN: tuple[Entry, ...] = (
     _e("8", "08-ppo", OPTIMISATION, True, "PPO", "PPO"),
     _e("9", "09-grpo-family", OPTIMISATION, True, "The GRPO family", "GRPO 家族"),
     _e("10", "10-kl-and-entropy", OPTIMISATION, True, "KL and entropy", "KL 与熵"),
+    _e("C", "C-case-study", APPENDICES, True, "Case study: what RL learned on BugFix-v2",
+       "案例研究：RL 在 BugFix-v2 上学到了什么"),
     _e("11", "11-rewards", SCALE, False, "Rewards", "奖励"),
     _e("12", "12-multi-turn", SCALE, False, "Multi-turn", "多轮交互"),
     _e("13", "13-rollout-systems", SCALE, True, "Rollout systems", "Rollout 系统"),

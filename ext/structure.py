@@ -14,7 +14,7 @@ the same problems). Every page of a locale's folder is checked:
   from ``ext/locale_table.py``) may run to :data:`CALLOUT_LINES` lines, each source line
   counted as the lines it fills at :data:`WRAP_COLUMNS` columns (a CJK character is two
   columns), so a translation set one paragraph to a line is measured as it reads.
-* **Shape**: a chapter of the book plan (1-20 and Appendix A, ``ext/book_plan.py``) has 4-8
+* **Shape**: a chapter of the book plan (1-20 and Appendices A and C, ``ext/book_plan.py``) has 4-8
   numbered sections, then the closing sections in order (the locale's words for *Design
   problems in practice*, at least 2; *Summary*, opening with the saved API, naming every public
   save; *Exercises*, at least 4).

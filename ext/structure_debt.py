@@ -27,7 +27,6 @@ from pathlib import Path
 from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
-    ('en/07-advantages.md', 14901),
     ('en/08-ppo.md', 9518),
     ('en/09-grpo-family.md', 10535),
     ('en/10-kl-and-entropy.md', 9252),
@@ -36,9 +35,6 @@ OVER_WORDS: tuple[tuple[str, int], ...] = (
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
     ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
-    ('en/07-advantages.md', 'Measured by `book/labs/rloo_seeds.py`'),
-    ('en/07-advantages.md', "verl's `compute_gae_advantage_return`"),
-    ('en/07-advantages.md', 'Measured by `book/labs/gym_v2_rl.py'),
     ('en/08-ppo.md', "verl's PPO loss (`compute_policy_loss_vanilla`"),
     ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
     ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
@@ -49,8 +45,6 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/10-kl-and-entropy.md', "DeepSeekMath's GRPO moved the penalty"),
     ('en/10-kl-and-entropy.md', 'Shah et al., "A Comedy of Estimators:'),
     ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
-    ('zh/07-advantages.md', '由 `book/labs/rloo_seeds.py`'),
-    ('zh/07-advantages.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
     ('zh/08-ppo.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/09-grpo-family.md', '由 `book/labs/{reinforce,rloo,ppo,grpo}_seeds.py`'),
@@ -61,8 +55,6 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
     ('en/05-trajectories-and-templates.md', 'the other core'),
-    ('en/07-advantages.md', 'recorded for the project'),
-    ('en/07-advantages.md', 'a shared two-core machine'),
     ('en/08-ppo.md', 'recorded for the project'),
     ('en/09-grpo-family.md', 'recorded for the project'),
     ('en/10-kl-and-entropy.md', 'recorded for the project'),
@@ -70,8 +62,6 @@ MAKING_OF: tuple[tuple[str, str], ...] = (
     ('en/sources.md', 'a shared two-core machine'),
     ('en/sources.md', 'recorded for the project'),
     ('zh/05-trajectories-and-templates.md', 'the other core'),
-    ('zh/07-advantages.md', 'recorded for the project'),
-    ('zh/07-advantages.md', 'a shared two-core machine'),
     ('zh/08-ppo.md', 'recorded for the project'),
     ('zh/09-grpo-family.md', 'recorded for the project'),
     ('zh/10-kl-and-entropy.md', 'recorded for the project'),

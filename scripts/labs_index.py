@@ -94,7 +94,7 @@ EXPERIMENTS = [
         "temperature) on fresh instances of those placements, and on the placements RL never "
         "practised?",
         "Every method beats the control on fresh instances of the placements RL practised; on "
-        "the unseen placements none does (Sections 6.8, 7.7, 8.7, 9.8, 10.7; "
+        "the unseen placements none does (Sections 6.8-10.7 and Appendix C; "
         "`tests/test_advantages.py::test_the_300_update_runs_support_section_7_7` and the "
         "chapters' lab tests).",
         arm("hg_reinforce_lr3e-4") + arm("hg_rloo_lr3e-4") + arm("hg_grpo_lr3e-4")

@@ -390,7 +390,7 @@ def test_same_evaluation_wants_equal_samples_and_expert_paths_within_its_toleran
 
 
 def test_the_300_update_runs_support_section_7_7():
-    """7.7's reading of the 300-update arms, three seeds each on the same fresh episodes: the
+    """Appendix C.4's reading of the 300-update arms, three seeds each on the same fresh episodes: the
     mixing, not the length, lifts the unseen placements (mixed beats RLOO there by more than
     two standard errors, and RLOO alone falls below the warm start), and mixed stays level with
     the sharpening control, not ahead of it."""
@@ -410,7 +410,7 @@ def test_the_300_update_runs_support_section_7_7():
 
 
 def test_twice_the_updates_spend_the_mixed_runs_unseen_gain():
-    """Longer training and mixed batches (the labs' index), 7.7's Evidence: mixed batches for 600
+    """Longer training and mixed batches (the labs' index), Appendix C.4's Evidence: mixed batches for 600
     updates gain more on RL's placements than at 300 and give back the unseen ones (both by more
     than two standard errors, the same fresh episodes, seeds averaged), ending level with the warm
     start at T=1 there and below the sharpening control."""
@@ -446,7 +446,7 @@ def _first_edit_shares(record, split, policy_tags, classes):
 
 
 def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
-    """7.7's "Why not the unseen placements?" and its Evidence, from the committed records of
+    """Appendix C.5's first edits, from the committed records of
     gym_v2_failures.py: the classes cover every episode and reproduce the fresh solve rates'
     tasks; the hint was on screen before nearly every first edit; on RL's placements both arms
     cut edits to another line and raise the right fix (more than two standard errors); on the
@@ -494,7 +494,7 @@ def test_the_first_edits_say_why_the_unseen_placements_do_not_gain():
 
 
 def test_the_stretch_placements_do_not_carry_over():
-    """More placements to practise, and 7.7: adding the stretch templates' 45 placements to RL's
+    """More placements to practise, and Appendix C.5: adding the stretch templates' 45 placements to RL's
     tasks (mixed batches, 300 updates, three seeds) lowers both halves against the mixed 300-update
     arm, by more than two standard errors, on the same fresh episodes; the unseen placements end
     level with the warm start at T=1 and below the sharpening control."""
@@ -517,7 +517,7 @@ def test_the_stretch_placements_do_not_carry_over():
 
 
 def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_only_sharpens():
-    """Padded tasks, and 7.7: on padded tasks whose bug moved, the book's warm start puts more
+    """Padded tasks, and Appendix C.6: on padded tasks whose bug moved, the book's warm start puts more
     probability on the unpadded line digit than on the hinted one on every split; the warm starts
     trained on padded tasks put at least as much on the hinted digit on their own train split; RL
     from the padded warm start (mixed batches, 300 updates, three seeds, padded tasks) does not
@@ -553,7 +553,7 @@ def test_the_warm_start_does_not_copy_the_hinted_line_and_rl_from_padded_tasks_o
 
 
 def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_its_placements():
-    """Padded tasks, and 7.7: on tasks padded with up to six blank lines, the warm start trained
+    """Padded tasks, and Appendix C.6: on tasks padded with up to six blank lines, the warm start trained
     6,000 steps on them puts more probability on the hinted digit than on the unpadded one on every
     split, and more than the 3,000-step one; RL from it (mixed batches, 300 updates, three seeds)
     lowers the hinted digit on held-out and train tasks, beats its sharpening control on fresh
@@ -578,7 +578,7 @@ def test_more_padding_makes_the_copy_likelier_and_rl_from_it_still_only_learns_i
 
 
 def test_a_fresh_padding_per_group_helps_a_little_and_paying_only_the_copy_does_not():
-    """Padded tasks, and 7.7: RL from the 0-6 warm start with a fresh padding per group
+    """Padded tasks, and Appendix C.6: RL from the 0-6 warm start with a fresh padding per group
     (--fresh-padding 8) beats the one-padding arm on the same fresh unseen instances and its warm
     start at T=1 on every seed, by more than two standard errors seeds averaged, and stays within
     two of the sharpening control; with the bug line moved on every draw (--moved-only) the hinted
@@ -624,7 +624,7 @@ def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
     both halves of the held-out tasks, is the warm start's recorded held-out expert path; the
     warm start is least sure of the `<old>` text on every split; the mixed 600-update RL arm
     does not beat the warm start's exact path at its best temperature on unseen placements by
-    two standard errors (7.7)."""
+    two standard errors (Appendix C.6)."""
     parts = load_lab('gym_v2_edit_parts_unpadded').results['result']
     warm = parts['gym_v2_hint_recovery_3000']
     recorded = load_lab('gym_v2_hint_recovery_3000').metrics['hint']['heldout']['expert_path']
@@ -646,7 +646,7 @@ def test_the_edit_parts_multiply_back_to_the_recorded_expert_path():
 
 
 def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
-    """Weighting the copied tokens, and 7.7: the 0-6 warm start trained with the right edit's line
+    """Weighting the copied tokens, and Appendix C.6: the 0-6 warm start trained with the right edit's line
     digits and old text weighted 4 times (--copy-weight 4), all else equal, puts over 0.9 of the
     line digit on the hinted one on every split (the recipe under 0.5), and at its best temperature
     beats the recipe's warm start at its best by more than two standard errors on held-out and
@@ -678,7 +678,7 @@ def test_weighting_the_copied_tokens_makes_the_warm_start_copy_the_line():
 
 
 def test_rl_from_the_weighted_warm_start_stays_level_with_its_control_on_unseen_placements():
-    """7.7 and the copy-weight experiment: on the fresh instances of the recipe's fresh-padding arm
+    """Appendix C.6 and the copy-weight experiment: on the fresh instances of the recipe's fresh-padding arm
     (the same tasks), the weight-4 warm start at its best temperature beats the recipe's at its best
     on both halves by two standard errors; RL from it (three seeds) beats its control on RL's
     placements by two standard errors and is within two of it on the unseen ones, where its gain
@@ -917,7 +917,7 @@ def test_the_weight_4_warm_start_copies_less_under_a_second_seed():
 
 
 def test_weight_4_beats_weight_1_with_the_seeds_matched_and_averaged():
-    """Weighting the copied tokens, and 7.7: weights 1 and 4 on the copied tokens, each trained
+    """Weighting the copied tokens, and Appendix C.6: weights 1 and 4 on the copied tokens, each trained
     under seeds 0 and 1 (all else the same). Under seed 1 the recipe's weights copy the hinted digit
     better than under seed 0 and weight 4 barely better again; with each task's rate at its best
     temperature averaged over the two seeds, weight 4 still beats weight 1 on the held-out tasks and
