@@ -35,12 +35,11 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from ext.chapters import book_order, read_chapter  # noqa: E402
-from ext.execute import BOOK_VARIABLE  # noqa: E402
-from ext.locale_table import LOCALES  # noqa: E402
-from ext.notebook import chapter_notebook  # noqa: E402
+from ext.chapters import book_order, read_chapter
+from ext.execute import BOOK_VARIABLE
+from ext.locale_table import LOCALES
+from ext.notebook import chapter_notebook
 
 BOOK = ROOT / "book"
 READER_CHAPTER = "00-notation"   # its save cells define lab_results and load_record

@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from ext.locale_table import folders  # noqa: E402
+from ext.locale_table import folders
 
 FIGURES = ROOT / "scripts" / "figures"
 LOCALES = folders()

@@ -6,7 +6,6 @@ asset cache is either empty, half-written, or faked (so no test needs the networ
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,8 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from ext.assets import ASSETS, COMPLETE_MARKER, MATHJAX, MERMAID, asset_dir, missing  # noqa: E402
+from ext.assets import ASSETS, COMPLETE_MARKER, MATHJAX, MERMAID, asset_dir, missing
 
 PAGE = """Title
 =====

@@ -11,17 +11,15 @@ from __future__ import annotations
 import ast
 import html
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from ext.library import SaveBlock, load_book  # noqa: E402
-from ext.locale_table import LOCALES  # noqa: E402
-from ext.reference import block_symbols, library_symbols  # noqa: E402
+from ext.library import SaveBlock, load_book
+from ext.locale_table import LOCALES
+from ext.reference import block_symbols, library_symbols
 
 SITE = ROOT / "_build" / "site"
 ENTRY = re.compile(r'<div class="agentrl-symbol[^"]*" id="agentrl-(?P<name>\w+)">(?P<body>.*?)'
