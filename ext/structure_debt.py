@@ -33,8 +33,6 @@ OVER_WORDS: tuple[tuple[str, int], ...] = (
 )
 
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
-    ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
-    ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
     ('en/08-ppo.md', "verl's PPO loss (`compute_policy_loss_vanilla`"),
     ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
     ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
@@ -54,18 +52,13 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
 )
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
-    ('en/05-trajectories-and-templates.md', 'the other core'),
     ('en/08-ppo.md', 'recorded for the project'),
     ('en/09-grpo-family.md', 'recorded for the project'),
     ('en/10-kl-and-entropy.md', 'recorded for the project'),
-    ('en/sources.md', "the design's spike"),
-    ('en/sources.md', 'a shared two-core machine'),
     ('en/sources.md', 'recorded for the project'),
-    ('zh/05-trajectories-and-templates.md', 'the other core'),
     ('zh/08-ppo.md', 'recorded for the project'),
     ('zh/09-grpo-family.md', 'recorded for the project'),
     ('zh/10-kl-and-entropy.md', 'recorded for the project'),
-    ('zh/sources.md', 'a shared two-core machine'),
     ('zh/sources.md', 'recorded for the project'),
 )
 
