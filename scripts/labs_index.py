@@ -198,7 +198,7 @@ EXPERIMENTS = [
         "From the warm start that copies the line, do GRPO, positive-only updates and PPO with "
         "one step per batch do better than RLOO on the unseen placements?",
         "None beats its control on the unseen placements; PPO with one step per batch gains less than "
-        "RLOO on RL's placements (Sections 8.7 and 9.8; "
+        "RLOO on RL's placements (Appendix C.3; "
         "`tests/test_grpo.py::test_group_methods_from_the_copying_warm_start_stay_level_on_"
         "unseen_placements`, `tests/test_ppo.py::test_one_step_ppo_from_the_copying_warm_start_"
         "gains_less_than_rloo`).",
@@ -239,7 +239,7 @@ EXPERIMENTS = [
         "updates reach the unseen placements?",
         "At the same budget dynamic sampling learns what RLOO learns in under a third of the "
         "steps; at three times the budget both stay level with the control on the unseen "
-        "placements and with each other (Section 9.8; "
+        "placements and with each other (Appendix C.7; "
         "`tests/test_advantages.py::test_dynamic_sampling_at_the_same_budget_learns_what_rloo_"
         "learns`, `::test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level`).",
         arm(f"{RECIPE}_rloo_lr3e-4_refill8_e19200") + arm(f"{RECIPE}_rloo_lr3e-4_refill8_e57600")

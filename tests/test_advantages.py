@@ -1015,7 +1015,7 @@ def test_rl_from_retry_demonstrations_retries_more_on_unseen_placements_without_
 
 
 def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
-    """Dynamic sampling, and 9.8: RLOO from the weight-4 warm start with DAPO's dynamic sampling
+    """Dynamic sampling, and Appendix C.7: RLOO from the weight-4 warm start with DAPO's dynamic sampling
     (rounds of 16 groups until 8 have mixed rewards, one step on those 8), stopped at RLOO's 19,200
     episodes per seed, three seeds, on the same fresh tasks and episodes. Every step holds 8 mixed
     groups and there are under a third as many steps as RLOO's; it beats the control on RL's
@@ -1048,7 +1048,7 @@ def test_dynamic_sampling_at_the_same_budget_learns_what_rloo_learns():
 
 
 def test_at_three_times_the_episodes_dynamic_sampling_and_rloo_end_level():
-    """More episodes, and 9.8: dynamic sampling (57,600 episodes per seed) and RLOO for 900 updates
+    """More episodes, and Appendix C.7: dynamic sampling (57,600 episodes per seed) and RLOO for 900 updates
     (the same 57,600), three seeds each, on the same fresh tasks and episodes as RLOO's 300 updates.
     Dynamic sampling takes under a third of RLOO's steps; both stay within two standard errors of
     the control on the unseen placements and of each other on both halves, and dynamic sampling ends

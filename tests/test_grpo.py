@@ -459,9 +459,9 @@ def test_ppo_lab_claim_of_the_chapter():
 
 
 def test_group_methods_from_the_copying_warm_start_stay_level_on_unseen_placements():
-    """9.8: from the weight-4 warm start (mixed batches, a fresh padding per group, 300 updates,
-    three seeds each), RLOO, GRPO and positive only are evaluated on the same fresh tasks and
-    episodes; each beats the control on RL's placements by two standard errors, is within one of
+    """Appendix C.3 (9.8 points there): from the weight-4 warm start (mixed batches, a fresh
+    padding per group, 300 updates, three seeds each), RLOO, GRPO and positive only are
+    evaluated on the same fresh tasks and episodes; each beats the control on RL's placements by two standard errors, is within one of
     it on the unseen ones, and neither GRPO nor positive only differs from RLOO on RL's placements
     by two standard errors (positive only's lead from the recipe's warm start is gone)."""
     labs = {"rloo": load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300"),
