@@ -72,9 +72,10 @@ def book_title(index_html: Path) -> str:
 NOT_FOUND = "404.html"  # ext.hosting: sphinx-notfound-page's page name
 PER_LANGUAGE = ("index.html", "sitemap.xml", "llms.txt", "llms-full.txt", NOT_FOUND)
 TEXT_FILES = (".html", ".js", ".css", ".txt", ".xml", ".ipynb", ".json", ".svg", ".map")
-# An absolute path of the machine that built the site: the repository's own, a home folder,
-# a temporary folder, a file:// address.
-LOCAL_PATH = re.compile(r"file://|(?<![\w.:/-])/(?:root|home|tmp|work|Users)/[\w.-]+")
+# A path of the machine that built the site: the repository's, the home folder's, a file URI.
+# (The book's own text may name paths such as /tmp/...: only the build's are a leak.)
+LOCAL_PATH = re.compile("|".join(re.escape(path) for path in sorted(
+    {str(ROOT), str(Path.home()).rstrip("/") + "/", "file:///"}, key=len, reverse=True)))
 LINKED = {"a": "href", "link": "href", "script": "src", "img": "src", "source": "src",
           "iframe": "src"}
 

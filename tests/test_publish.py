@@ -156,7 +156,7 @@ def test_the_tree_check_names_what_keeps_a_tree_from_being_published(tmp_path):
         assert f"{locale.folder}/sitemap.xml: missing" in problems
         assert f"{locale.folder}/{NOTEBOOKS}/" in text
         assert f"{locale.folder}/index.html: an absolute local path" in text
-    assert "llms.txt: an absolute local path: 'file://'" in problems
+    assert "llms.txt: an absolute local path: 'file:///'" in problems
     assert "404.html: /elsewhere/x.html leads nowhere" in problems
     assert not [p for p in problems if "x.org" in p or "#top" in p or p.startswith("404.html: /")
                 and "elsewhere" not in p], problems
