@@ -14,8 +14,9 @@ the one table of the site's addresses (``ext.site_settings``) and the one table 
 * ``sphinxext-opengraph``: link previews (``og:title``, ``og:description`` from the page's
   first paragraph, ``og:url``, ``og:site_name`` = the start page's title) and the page's
   ``<meta name="description">``; no generated preview images;
-* sphinx-book-theme's repository buttons: "edit this page" (the page's Markdown file on the
-  configured branch), "report a problem" (a new issue naming the page) and the repository;
+* sphinx-book-theme's repository menu, in the page's language: "edit this page" (the page's
+  Markdown file on the configured branch), "report a problem" (a new issue naming the page)
+  and the repository;
 * on every page, a link to the PDF of its language (``pdf-link.html``, beside the language
   switch; the PDF sits in the language's folder of the published site), and the licences in
   the footer.
@@ -43,6 +44,10 @@ STYLE = "pdf-link.css"  # beside the template; copied to _static
 AFTER = "lang-switch.html"  # the component goes right after the language switch
 EXTENSIONS = ("sphinx_sitemap", "sphinx_llms_txt", "notfound.extension", "sphinxext.opengraph")
 NOT_LISTED = ("search.html", "genindex.html")  # pages without content of their own
+# sphinx-book-theme's repository buttons (its header_buttons labels) and the priority of the
+# html-page-context handler that makes them
+FORGE_BUTTONS = ("source-repository-button", "source-edit-button", "source-issues-button")
+THEME_BUTTONS = 501
 HEADING = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 
 
@@ -131,6 +136,17 @@ def page_links(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     context["pdf_link"] = {"href": href, "label": locale.pdf_link}
 
 
+def forge_words(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """The repository menu's items in the page's language (the theme has them in English)."""
+    if app.builder.name != "html":
+        return
+    words = dict(zip(FORGE_BUTTONS, by_language(app.config.language).forge_links))
+    for group in context.get("header_buttons", ()):
+        for button in group.get("buttons", [group]):
+            if button.get("label") in words:
+                button["text"] = button["tooltip"] = words[button["label"]]
+
+
 def setup(app: Sphinx) -> dict:
     for name in EXTENSIONS:
         app.setup_extension(name)
@@ -139,4 +155,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", copy_style)
     app.add_css_file(STYLE)
     app.connect("html-page-context", page_links)
+    app.connect("html-page-context", forge_words, priority=THEME_BUTTONS + 1)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -48,6 +48,8 @@ class Locale:
     licence: str  # the site's footer and the printed title page: {text} and {code} are the
     # licences' names (ext.site_settings), linked on the site
     pdf_link: str  # the link on every page to the PDF of its language
+    forge_links: tuple[str, str, str]  # the page header's repository menu: the repository,
+    # "edit this page", "report a problem" (ext.hosting)
     not_found_title: str  # the 404 page
     not_found_body: str  # its sentence; {home} is a link to the language's start page
 
@@ -82,6 +84,7 @@ LOCALES: tuple[Locale, ...] = (
         landing_go="Read in English →",
         licence="Text and figures: {text}. Code, including the code cells: {code}.",
         pdf_link="PDF",
+        forge_links=("Repository", "Edit this page", "Report a problem"),
         not_found_title="Page not found",
         not_found_body="There is no page at this address. The book starts at {home}.",
     ),
@@ -100,6 +103,7 @@ LOCALES: tuple[Locale, ...] = (
         landing_go="阅读中文版 →",
         licence="正文与插图采用 {text} 许可；代码（包括各章的代码单元）采用 {code} 许可。",
         pdf_link="PDF 版",
+        forge_links=("代码仓库", "编辑此页", "报告问题"),
         not_found_title="找不到页面",
         not_found_body="这个地址没有页面。本书从 {home} 开始。",
     ),
