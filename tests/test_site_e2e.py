@@ -615,6 +615,9 @@ def test_every_language_has_a_sitemap_llms_txt_and_a_404_page(site, locale):
 
     not_found = (folder / NOT_FOUND).read_text(encoding="utf-8")
     assert by_folder(locale).not_found_title in not_found
+    landing = read_head(site / "index.html")
+    assert landing.canonical == [site_settings.base_url()]
+    assert landing.meta.get("og:url") == site_settings.base_url() and landing.meta["og:title"]
     root = (site / "llms.txt").read_text(encoding="utf-8")
     assert f"{site_settings.site_url(by_folder(locale))}llms-full.txt" in root
     assert f"{site_settings.site_url(by_folder(locale))}sitemap.xml" in (
@@ -631,8 +634,9 @@ def test_every_page_has_a_canonical_link_and_a_link_preview(site, locale):
         where = path.relative_to(site)
         url = site_settings.site_url(words) + path.relative_to(site / locale).as_posix()
         assert head.canonical == [url], f"{where}: canonical {head.canonical}"
-        if path.name == NOT_FOUND:
-            continue  # no doctree: no preview
+        source = site / locale / "_sources" / path.relative_to(site / locale).with_suffix(".md")
+        if not source.is_file():
+            continue  # the 404, search and index pages: no text of their own, no preview
         assert head.meta.get("og:url") == url, f"{where}: og:url {head.meta.get('og:url')}"
         assert head.meta.get("og:title"), f"{where}: no og:title"
         assert head.meta.get("og:site_name") == start_page_title(locale), where
