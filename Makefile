@@ -9,7 +9,7 @@ SPHINX := $(VENV)/bin/sphinx-build -W --keep-going -c .
 # The book's languages, from the one table of them (ext/locale_table.py).
 LOCALES := $(shell $(PYTHON) -m ext.locale_table folders)
 
-.PHONY: setup html site library check test quick clean help pdf portability
+.PHONY: setup html site library check test quick clean help pdf portability publish
 
 help:
 	@echo "make html   build both locales into _build/site (sets itself up on first use)"
@@ -18,6 +18,7 @@ help:
 	@echo "make check CH=02   run the snippet checker on chapter 02"
 	@echo "make portability   run every chapter and figure under other numeric paths (CPU kernels, threads)"
 	@echo "make pdf    _build/pdf/agentrl-en.pdf and agentrl-zh.pdf (apt-installs chromium, poppler-utils, fonts-noto-cjk if missing)"
+	@echo "make publish   html + pdf, both PDFs into _build/site, and the tree checked: what the forge serves"
 	@echo "make clean  remove _build (keeps .venv and the execution cache in _build/.jupyter_cache)"
 
 $(VENV)/.installed: pyproject.toml
@@ -49,6 +50,11 @@ html: library $(addprefix html-,$(LOCALES))
 pdf: library
 	$(PY) scripts/build_pdf.py
 
+# The tree the publishing workflow uploads (.github/workflows/publish.yml): the site with both
+# PDFs, checked (every language, notebook and internal link; no local path).
+publish: html pdf
+	$(PY) scripts/assemble_site.py --publish
+
 check: setup
 	$(PY) scripts/check_tutorial_snippets.py --chapters $(CH)
 
@@ -57,7 +63,7 @@ check: setup
 portability: setup
 	$(PY) scripts/check_portability.py
 
-test: html pdf portability
+test: publish portability
 	$(PY) scripts/sync_locales.py --check
 	for locale in $(LOCALES); do $(PY) scripts/check_structure.py --locale $$locale || exit 1; done
 	$(PY) -m pytest

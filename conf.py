@@ -42,6 +42,10 @@ myst_heading_anchors = 3
 html_theme = "sphinx_book_theme"
 html_static_path: list[str] = []
 html_theme_options = {
+    # One search field: the sidebar's (on a phone, the article header's search button). With
+    # pydata-sphinx-theme 0.20 the book theme otherwise also shows a header bar holding a
+    # second one at every width (executablebooks/sphinx-book-theme#986).
+    "navbar_persistent": [],
     "show_toc_level": 2,
     "use_download_button": False,
     "use_fullscreen_button": False,

@@ -28,6 +28,8 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
   chapters' saves.
 * ``ext.inline_code``: Long inline code breaks after a ``/``, ``_`` or ``.`` instead of widening a
   phone's page.
+* ``ext.hosting``: The hosted site: canonical links, sitemap, llms.txt, 404 page, link previews,
+  page links.
 
 Pure modules, shared with ``scripts/`` and not importing Sphinx:
 
@@ -62,6 +64,8 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
 * ``ext.margins``: The margin check: a rounded print must not sit next to a rounding boundary.
 * ``ext.margin_probe``: Kernel-side half of the margin check: record the value behind every
   rounded print.
+* ``ext.site_settings``: The hosted site: where it is published and where its sources live, in
+  one table.
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ SUBMODULES = (
     "ext.chapter_header",
     "ext.reference",
     "ext.inline_code",
+    "ext.hosting",
 )
 
 

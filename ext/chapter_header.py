@@ -59,8 +59,11 @@ def add_header(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     link = (f'<a class="reference download chapter-notebook" href="{notebook_href(docname)}" '
             f'download="{Path(docname).name}.ipynb">'
             f'{html.escape(by_language(app.config.language).notebook)}</a>')
+    # Raw HTML, not a paragraph of the text: a link preview's description (ext.hosting) is the
+    # chapter's first paragraph, not its execution record.
+    record = html.escape(record_text(app, docname))
     header = nodes.container(classes=["chapter-header"])
-    header += nodes.paragraph("", record_text(app, docname), classes=["execution-record"])
+    header += nodes.raw("", f'<p class="execution-record">{record}</p>', format="html")
     header += nodes.raw("", f'<p class="chapter-download">{link}</p>', format="html")
     title.parent.insert(title.parent.index(title) + 1, header)
 

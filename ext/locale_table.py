@@ -45,6 +45,13 @@ class Locale:
     saved_in: str  # "saved in <chapter section>" on the reference page
     landing_blurb: str  # the site's landing page (scripts/assemble_site.py)
     landing_go: str
+    licence: str  # the site's footer and the printed title page: {text} and {code} are the
+    # licences' names (ext.site_settings), linked on the site
+    pdf_link: str  # the link on every page to the PDF of its language
+    forge_links: tuple[str, str, str]  # the page header's repository menu: the repository,
+    # "edit this page", "report a problem" (ext.hosting)
+    not_found_title: str  # the 404 page
+    not_found_body: str  # its sentence; {home} is a link to the language's start page
 
     @property
     def closing_headings(self) -> tuple[str, str, str]:
@@ -75,6 +82,11 @@ LOCALES: tuple[Locale, ...] = (
         reference="Library reference", saved_in="saved in",
         landing_blurb="An executable book: every number is printed by the code above it.",
         landing_go="Read in English →",
+        licence="Text and figures: {text}. Code, including the code cells: {code}.",
+        pdf_link="PDF",
+        forge_links=("Repository", "Edit this page", "Report a problem"),
+        not_found_title="Page not found",
+        not_found_body="There is no page at this address. The book starts at {home}.",
     ),
     Locale(
         folder="zh", sphinx_language="zh_CN", hreflang="zh-CN", label="中文",
@@ -89,6 +101,11 @@ LOCALES: tuple[Locale, ...] = (
         reference="库参考", saved_in="保存于",
         landing_blurb="一本可执行的书：书中每个数字都由它上方的代码打印出来。",
         landing_go="阅读中文版 →",
+        licence="正文与插图采用 {text} 许可；代码（包括各章的代码单元）采用 {code} 许可。",
+        pdf_link="PDF 版",
+        forge_links=("代码仓库", "编辑此页", "报告问题"),
+        not_found_title="找不到页面",
+        not_found_body="这个地址没有页面。本书从 {home} 开始。",
     ),
 )
 

@@ -8,7 +8,8 @@ of the root document) this module
   ``<h1>`` and its sections ``<h2>`` (as in the HTML site; the PDF outline follows the headings);
 * gives each chapter and section a unique anchor (``print-<docname>[-<n>]``: ids such as
   ``summary`` repeat across chapters in one document);
-* puts in front a title page (the start page's title and first paragraph, the author) and a
+* puts in front a title page (the start page's title and first paragraph, the author, the
+  licences of ``ext.site_settings`` in the book's language) and a
   table of contents of the chapters and their sections, each entry with an empty
   ``<span class="toc-page">`` that ``scripts/build_pdf.py`` fills with the page number;
 * marks the start page's own section ``print-front-matter`` (the stylesheet hides it in print:
@@ -28,7 +29,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 
-from .locale_table import LOCALES, SOURCE
+from .locale_table import LOCALES, SOURCE, by_language
+from .site_settings import CODE_LICENCE, TEXT_LICENCE, TEXT_LICENCE_URL
 
 BUILDER = "singlehtml"
 STYLE_DIR = Path(__file__).parent / "static-print"
@@ -48,6 +50,15 @@ def chapter_anchor(docname: str) -> str:
 def section_anchor(docname: str, number: int) -> str:
     """The anchor of a chapter's ``number``-th section (from 1) in the printed book."""
     return f"{chapter_anchor(docname)}-{number}"
+
+
+def licence_text(app: Sphinx) -> str:
+    """The licences of the book, in the printed book's language (ext.site_settings)."""
+    try:
+        locale = by_language(app.config.language)
+    except KeyError:
+        locale = SOURCE
+    return locale.licence.format(text=f"{TEXT_LICENCE} ({TEXT_LICENCE_URL})", code=CODE_LICENCE)
 
 
 def _labels(app: Sphinx) -> dict:
@@ -138,6 +149,7 @@ def lay_out_book(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             title_page += copy
     author = _labels(app).get("author") or app.config.author
     title_page += nodes.paragraph("", author, classes=["print-author"])
+    title_page += nodes.paragraph("", licence_text(app), classes=["print-licence"])
     contents = nodes.container(classes=["print-toc", "print-only"])
     contents += nodes.paragraph("", _labels(app)["contents"], classes=["print-toc-heading"])
     contents += toc

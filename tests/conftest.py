@@ -17,6 +17,10 @@ SLOW = {
     "test_site_e2e.py": "drives Chromium over the built site",
     "test_reference_page.py": "reads the built site's reference page",
     "test_chapter_notebooks.py": "executes the built site's notebooks",
+    "test_publish.py::test_the_published_tree_is_complete_and_every_link_resolves":
+        "reads the tree `make publish` assembles",
+    "test_publish.py::test_the_published_tree_has_the_language_its_pdf_and_its_notebooks":
+        "reads the tree `make publish` assembles",
     # run sphinx-build or kernels over books
     "test_press_build.py": "Sphinx builds of the fixture book",
     "test_press_build_failures.py": "Sphinx builds of broken fixture books",

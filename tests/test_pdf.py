@@ -5,8 +5,9 @@ book, and Debian ``poppler-utils``. A missing or stale PDF is a failure that say
 ``make pdf``, never a skip. Checked for each language, from the PDF's text (``pdftotext``), its
 named destinations (``pdfinfo -dests``) and its pages rendered to greyscale (``pdftoppm``):
 
-* the title page carries the book's title; the contents list every chapter with the page on
-  which the chapter starts, and each chapter of the toctree starts a page with its title;
+* the title page carries the book's title and the licences; the contents list every chapter
+  with the page on which the chapter starts, and each chapter of the toctree starts a page
+  with its title;
 * every figure of the chapters is there: its caption is in the text and, on that page, a
   region without text holds a drawing (the SVG, drawn as paths);
 * the mermaid chapter graph is drawn (all its node labels present, none of its source);
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from ext.chapters import book_order  # noqa: E402
 from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
+from ext.site_settings import CODE_LICENCE, TEXT_LICENCE, TEXT_LICENCE_URL  # noqa: E402
 
 PDF_DIR = ROOT / "_build" / "pdf"
 LOCALES = folders()
@@ -186,6 +188,14 @@ def test_title_page_and_contents(lang):
         assert page is not None, f"{lang}: no destination for chapter {doc} (not in the contents?)"
         assert squash(title) + str(page) in contents, \
             f"{lang}: the contents do not list {title!r} on page {page}"
+
+
+@pytest.mark.parametrize("lang", LOCALES)
+def test_the_title_page_states_the_licences(lang):
+    """The licences of the code and of the text, in the book's language (ext.site_settings)."""
+    stated = by_folder(lang).licence.format(text=f"{TEXT_LICENCE} ({TEXT_LICENCE_URL})",
+                                            code=CODE_LICENCE)
+    assert squash(stated) in squash(pages(lang)[0]), f"title page of {lang}: {pages(lang)[0]!r}"
 
 
 @pytest.mark.parametrize("lang", LOCALES)

@@ -15,15 +15,28 @@ finds chapter 0; a chapter page shows its execution record and a notebook link, 
 cells a working copy button; no page of the book scrolls sideways on a phone, and a long inline
 path breaks only where ``ext.inline_code`` allows; and no HTML or CSS file references anything
 remote.
+
+The hosted site (``ext.hosting``, addresses from ``ext.site_settings``), in every language: a
+sitemap of its pages, ``llms.txt`` and ``llms-full.txt`` (chapter 0's code and recorded output
+in it), a 404 page that works when served under the site's path (a local HTTP server answering
+a missing address with it, as the forge does), a canonical link and a link preview on every
+page (the chapter's own first paragraph as its description), a link to the PDF of the page's
+language, "edit this page" and "report a problem" on the forge, and the licences in the
+footer; the header shows one search field at desktop and phone width (screenshots
+``_build/screenshots/<lang>-<width>-header.png``).
 """
 
 from __future__ import annotations
 
+import html
 import json
+import mimetypes
 import re
 import shutil
 import sys
+import threading
 from html.parser import HTMLParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -34,8 +47,10 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ext import site_settings  # noqa: E402
 from ext.chapter_header import FOLDER  # noqa: E402
-from ext.locale_table import by_folder, folders  # noqa: E402
+from ext.chapters import read_chapter  # noqa: E402
+from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
 
 SITE = ROOT / "_build" / "site"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -50,6 +65,7 @@ ARGS = (
     "--host-resolver-rules=MAP * ~NOTFOUND",  # no host name resolves: the site is offline
 )
 TIMEOUT_MS = 30000
+NOT_FOUND = "404.html"  # ext.hosting (sphinx-notfound-page)
 READABLE_PX = 10  # smallest rendered size of a graph label a reader can read
 BLANK_PX = 80  # largest gap allowed between the graph and the text around it
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -333,6 +349,8 @@ def test_every_page_links_to_its_other_language(site, locale):
     other = other_locale(locale)
     checked = 0
     for path in pages(site / locale):
+        if path.name == NOT_FOUND:
+            continue  # absolute under the site's path: test_the_404_page_works_under_the_sites_path
         switches = read_page(path).switches
         where = path.relative_to(site)
         assert len(switches) == 1, f"{where}: {len(switches)} language links, expected 1"
@@ -520,3 +538,239 @@ def test_no_page_or_stylesheet_references_the_network(site):
         offenders += [f"{path.relative_to(site)}: {url}"
                       for url in remote_in_css(path.read_text(encoding="utf-8", errors="replace"))]
     assert not offenders, "remote references:\n" + "\n".join(offenders[:40])
+
+
+# --- the hosted site -----------------------------------------------------------------------------
+
+class _Head(HTMLParser):
+    """A page's canonical link, meta tags, links (class, href) and footer text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.canonical: list[str] = []
+        self.meta: dict[str, str] = {}
+        self.links: list[tuple[list[str], str]] = []
+        self.footer: list[str] = []  # hrefs inside the theme's extra footer
+        self._footer_depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = {k: v or "" for k, v in attrs}
+        if tag == "link" and attrs.get("rel") == "canonical":
+            self.canonical.append(attrs.get("href", ""))
+        elif tag == "meta" and (attrs.get("property") or attrs.get("name")):
+            self.meta[attrs.get("property") or attrs.get("name")] = attrs.get("content", "")
+        elif tag == "a":
+            self.links.append((attrs.get("class", "").split(), attrs.get("href", "")))
+            if self._footer_depth:
+                self.footer.append(attrs.get("href", ""))
+        if tag == "div" and "extra_footer" in attrs.get("class", "").split():
+            self._footer_depth = 1
+        elif tag == "div" and self._footer_depth:
+            self._footer_depth += 1
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self._footer_depth:
+            self._footer_depth -= 1
+
+
+def read_head(path: Path) -> _Head:
+    parser = _Head()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return parser
+
+
+def start_page_title(locale: str) -> str:
+    text = (ROOT / "book" / locale / "index.md").read_text(encoding="utf-8")
+    return re.search(r"^# (.+)$", text, re.MULTILINE).group(1).strip()
+
+
+def in_site(site: Path, locale: str, url: str) -> Path:
+    """The file of the site that a URL under the language's address names."""
+    base = site_settings.site_url(by_folder(locale))
+    assert url.startswith(base), f"{url} is not under {base}"
+    return site / locale / unquote(urlsplit(url[len(base):]).path)
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_language_has_a_sitemap_llms_txt_and_a_404_page(site, locale):
+    folder = site / locale
+    sitemap = folder / "sitemap.xml"
+    assert sitemap.is_file(), f"no {sitemap.relative_to(site)}"
+    listed = re.findall(r"<loc>(.*?)</loc>", sitemap.read_text(encoding="utf-8"))
+    files = {in_site(site, locale, url) for url in listed}
+    assert all(path.is_file() for path in files), sorted(files)
+    assert {folder / "index.html", folder / CHAPTER} <= files
+    assert not {folder / name for name in ("search.html", "genindex.html", NOT_FOUND)} & files
+
+    llms = (folder / "llms.txt").read_text(encoding="utf-8")
+    assert llms.startswith(f"# {start_page_title(locale)}\n"), llms[:200]
+    linked = re.findall(r"\]\((\S+)\)", llms)
+    assert any(url.endswith(CHAPTER_SOURCE) for url in linked), linked
+    assert all(in_site(site, locale, url).is_file() for url in linked), linked
+    full = (folder / "llms-full.txt").read_text(encoding="utf-8")
+    chapter = read_chapter(ROOT / "book" / locale / CHAPTER_SOURCE)
+    cell = next(cell for cell in chapter.cells if cell.output and cell.output.text.strip())
+    assert cell.source in full, "llms-full.txt lacks a code cell of chapter 0"
+    assert cell.output.text in full, "llms-full.txt lacks the cell's recorded output"
+
+    not_found = (folder / NOT_FOUND).read_text(encoding="utf-8")
+    assert by_folder(locale).not_found_title in not_found
+    landing = read_head(site / "index.html")
+    assert landing.canonical == [site_settings.base_url()]
+    assert landing.meta.get("og:url") == site_settings.base_url() and landing.meta["og:title"]
+    root = (site / "llms.txt").read_text(encoding="utf-8")
+    assert f"{site_settings.site_url(by_folder(locale))}llms-full.txt" in root
+    assert f"{site_settings.site_url(by_folder(locale))}sitemap.xml" in (
+        site / "sitemap.xml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_page_has_a_canonical_link_and_a_link_preview(site, locale):
+    words = by_folder(locale)
+    record_opening = re.split(r"\{", words.executed)[0].strip()
+    checked = 0
+    for path in pages(site / locale):
+        head = read_head(path)
+        where = path.relative_to(site)
+        url = site_settings.site_url(words) + path.relative_to(site / locale).as_posix()
+        assert head.canonical == [url], f"{where}: canonical {head.canonical}"
+        source = site / locale / "_sources" / path.relative_to(site / locale).with_suffix(".md")
+        if not source.is_file():
+            continue  # the 404, search and index pages: no text of their own, no preview
+        assert head.meta.get("og:url") == url, f"{where}: og:url {head.meta.get('og:url')}"
+        assert head.meta.get("og:title"), f"{where}: no og:title"
+        assert head.meta.get("og:site_name") == start_page_title(locale), where
+        if path.name in ("index.html", CHAPTER) or path.name[:2].isdigit():
+            description = html.unescape(head.meta.get("og:description", ""))
+            assert len(description) > 40, f"{where}: description {description!r}"
+            assert record_opening not in description, f"{where}: {description!r}"
+            assert head.meta.get("description") == head.meta["og:description"], where
+            checked += 1
+    assert checked > 10, f"{locale}: {checked} pages with a description"
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_page_links_its_pdf_the_forge_and_states_the_licences(site, locale):
+    words = by_folder(locale)
+    repository = site_settings.repository_url()
+    for path in pages(site / locale):
+        if path.name == NOT_FOUND:
+            continue  # its links are absolute: test_the_404_page_works_under_the_sites_path
+        head = read_head(path)
+        where = path.relative_to(site)
+        pdfs = [href for classes, href in head.links if "pdf-link" in classes]
+        assert len(pdfs) == 1, f"{where}: {len(pdfs)} PDF links"
+        assert resolve(path, pdfs[0]) == (site / locale / words.pdf_name).resolve(), where
+        assert (site / locale / words.pdf_name).is_file(), "no PDF in the site: make publish"
+        hrefs = [href for _, href in head.links]
+        issue = f"{repository}/issues/new?"
+        assert any(href.startswith(issue) for href in hrefs), f"{where}: no 'report a problem'"
+        source = site / locale / "_sources" / path.relative_to(site / locale).with_suffix(".md")
+        if source.is_file():
+            edit = (f"{repository}/edit/{site_settings.branch()}/"
+                    f"{site_settings.source_path(words)}/{source.name}")
+            assert edit in hrefs, f"{where}: no link to {edit}"
+        assert site_settings.TEXT_LICENCE_URL in head.footer, f"{where}: footer {head.footer}"
+        assert site_settings.licence_url() in head.footer, f"{where}: footer {head.footer}"
+
+
+SEARCH_CONTROLS = """() => [...document.querySelectorAll(
+    '.search-button-field, button.search-button, form.bd-search input')].filter((e) => {
+  const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'
+         && r.bottom > 0 && r.top < innerHeight;
+}).map((e) => e.className)"""
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+@pytest.mark.parametrize("locale", LOCALES)
+def test_one_search_field_in_the_header(site, visit, locale, viewport):
+    opened = visit(chapter_url(site, locale), viewport)
+    opened.page.evaluate("() => document.fonts.ready")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    opened.page.screenshot(path=str(SCREENSHOTS / f"{locale}-{viewport}-header.png"))
+    shown = opened.page.evaluate(SEARCH_CONTROLS)
+    assert len(shown) == 1, f"{locale} {viewport}: {len(shown)} search fields shown: {shown}"
+    header = opened.page.locator("header.bd-header")
+    assert header.count() == 0 or not header.is_visible() or header.bounding_box()["height"] < 1, (
+        f"{locale} {viewport}: the theme's header bar is shown")
+    assert opened.page.locator("a.pdf-link").is_visible(), f"{locale} {viewport}: no PDF link"
+    opened.assert_clean()
+
+
+class _Forge(BaseHTTPRequestHandler):
+    """The site served under its path, a missing address answered with the root 404 page."""
+
+    site: Path = SITE
+    prefix: str = "/"
+
+    def do_GET(self):
+        path = unquote(urlsplit(self.path).path)
+        target = None
+        if path.startswith(self.prefix):
+            target = self.site / path[len(self.prefix):]
+            if target.is_dir():
+                target = target / "index.html"
+        status = 200 if target is not None and target.is_file() else 404
+        body = (target if status == 200 else self.site / NOT_FOUND).read_bytes()
+        self.send_response(status)
+        self.send_header("Content-Type", mimetypes.guess_type(
+            str(target if status == 200 else NOT_FOUND))[0] or "application/octet-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def forge(site):
+    handler = type("Forge", (_Forge,), {"site": site, "prefix": site_settings.site_path()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+STYLED = """() => [...document.styleSheets].filter((s) => s.href).map((s) => {
+  try { return [s.href, s.cssRules.length]; } catch (e) { return [s.href, -1]; } })"""
+
+
+def test_the_404_page_works_under_the_sites_path(site, browser, forge):
+    assert (site / NOT_FOUND).read_bytes() == (site / SOURCE.folder / NOT_FOUND).read_bytes()
+    # The same offline browser, except that it may reach the local server.
+    args = [arg + ", EXCLUDE 127.0.0.1" if arg.startswith("--host-resolver-rules") else arg
+            for arg in ARGS]
+    local = browser.browser_type.launch(
+        executable_path=next(filter(None, map(shutil.which, BROWSERS))), args=args)
+    context = local.new_context(viewport=VIEWPORTS["desktop"])
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    failed = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    try:
+        missing = f"{forge}{site_settings.site_path(SOURCE)}no/such/chapter.html"
+        response = page.goto(missing, wait_until="load")
+        assert response.status == 404
+        assert SOURCE.not_found_title in page.locator("article").inner_text()
+        sheets = dict(page.evaluate(STYLED))
+        theme = [href for href in sheets if "pydata-sphinx-theme.css" in href]
+        assert theme and sheets[theme[0]] > 0, f"the theme's stylesheet did not load: {sheets}"
+        assert failed == [f"404 {missing}"], f"requests that failed: {failed}"
+        switch = page.locator("a.lang-switch")
+        assert switch.is_visible()
+        page.locator("article a", has_text=start_page_title(SOURCE.folder)).first.click()
+        page.wait_for_load_state("load")
+        assert page.url == f"{forge}{site_settings.site_path(SOURCE)}index.html"
+        page.goto(missing, wait_until="load")
+        switch.click()
+        page.wait_for_load_state("load")
+        other = other_locale(SOURCE.folder)
+        assert page.url == f"{forge}{site_settings.site_path(by_folder(other))}index.html"
+        assert failed == [f"404 {missing}"] * 2, f"requests that failed: {failed}"
+    finally:
+        context.close()
+        local.close()
