@@ -21,18 +21,16 @@ import html
 import re
 import shutil
 import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from ext.chapters import book_order  # noqa: E402
-from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
-from ext.site_settings import CODE_LICENCE, TEXT_LICENCE, TEXT_LICENCE_URL  # noqa: E402
+from ext.chapters import book_order
+from ext.locale_table import SOURCE, by_folder, folders
+from ext.site_settings import CODE_LICENCE, TEXT_LICENCE, TEXT_LICENCE_URL
 
 PDF_DIR = ROOT / "_build" / "pdf"
 LOCALES = folders()

@@ -33,7 +33,6 @@ import json
 import mimetypes
 import re
 import shutil
-import sys
 import threading
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,12 +44,11 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from ext import site_settings  # noqa: E402
-from ext.chapter_header import FOLDER  # noqa: E402
-from ext.chapters import read_chapter  # noqa: E402
-from ext.locale_table import SOURCE, by_folder, folders  # noqa: E402
+from ext import site_settings
+from ext.chapter_header import FOLDER
+from ext.chapters import read_chapter
+from ext.locale_table import SOURCE, by_folder, folders
 
 SITE = ROOT / "_build" / "site"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
