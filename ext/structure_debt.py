@@ -28,7 +28,6 @@ from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
     ('en/08-ppo.md', 9518),
-    ('en/10-kl-and-entropy.md', 9252),
 )
 
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
@@ -36,21 +35,14 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
     ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
     ('en/08-ppo.md', 'Measured by `book/labs/gym_v2_rl.py'),
-    ('en/10-kl-and-entropy.md', "DeepSeekMath's GRPO moved the penalty"),
-    ('en/10-kl-and-entropy.md', 'Shah et al., "A Comedy of Estimators:'),
-    ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
     ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
     ('zh/08-ppo.md', '由 `book/labs/gym_v2_rl.py'),
-    ('zh/10-kl-and-entropy.md', 'DeepSeekMath 的 GRPO 把惩罚从奖励挪进了损失，'),
-    ('zh/10-kl-and-entropy.md', '由 `book/labs/gym_v2_rl.py'),
 )
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
     ('en/08-ppo.md', 'recorded for the project'),
-    ('en/10-kl-and-entropy.md', 'recorded for the project'),
     ('en/sources.md', 'recorded for the project'),
     ('zh/08-ppo.md', 'recorded for the project'),
-    ('zh/10-kl-and-entropy.md', 'recorded for the project'),
     ('zh/sources.md', 'recorded for the project'),
 )
 

@@ -351,11 +351,11 @@ def test_the_penalty_adds_nothing_to_mixed_batches_at_300_updates():
 
 
 def test_the_leash_from_the_copying_warm_start_stays_level_on_unseen_placements():
-    """A KL penalty, from the copying warm start: RLOO + KL 0.1 from the weight-4 warm start (three
-    seeds), on the same fresh tasks and episodes as RLOO from it, beats the control on RL's
-    placements by two standard errors, is within one of it on the unseen ones, differs from RLOO by
-    under two on both halves, and keeps the unseen placements' pass@8 at the warm start's where
-    RLOO's fell."""
+    """A KL penalty from the copying warm start (Appendix C.3, which 10.7 points to): RLOO + KL
+    0.1 from the weight-4 warm start (three seeds), on the same fresh tasks and episodes as RLOO
+    from it, beats the control on RL's placements by two standard errors, is within one of it on
+    the unseen ones, differs from RLOO by under two on both halves, and keeps the unseen
+    placements' pass@8 at the warm start's where RLOO's fell."""
     kl = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_kl0.1_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     assert kl.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(kl.runs) == 3

@@ -1,4 +1,4 @@
-"""Chapter 10, Section 10.7: every method of Chapters 6 to 10 against its sharpening control, on
+"""Appendix C, Section C.3: every method of Chapters 6 to 10 against its sharpening control, on
 the placements RL practised and on the unseen ones, from the two warm starts of Section 7.7:
 the recipe's (RL on its 31 placements alone, 100 updates) and the one that copies the line
 (weight 4; mixed batches, a fresh padding per group, 300 updates).
@@ -20,7 +20,7 @@ from _new_placements import SPLITS, load, warm_and_control
 import agentrl as arl
 
 NAME = "ch10-methods-against-control"
-CHAPTER = "10-kl-and-entropy.md"
+CHAPTER = "C-case-study.md"
 # (warm start, method, fresh record), drawn top to bottom.
 ARMS = (
     ("recipe", "reinforce", "gym_v2_rl_fresh_hg_reinforce_lr3e-4"),
