@@ -27,7 +27,6 @@ from pathlib import Path
 from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
-    ('en/08-ppo.md', 9518),
     ('en/09-grpo-family.md', 10535),
     ('en/10-kl-and-entropy.md', 9252),
 )
@@ -35,18 +34,12 @@ OVER_WORDS: tuple[tuple[str, int], ...] = (
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
     ('en/01-introduction.md', '*DeepSeek-R1 (arXiv 2501.12948,'),
     ('en/01-introduction.md', '*SWE-Gym (arXiv 2412.21139, December'),
-    ('en/08-ppo.md', "verl's PPO loss (`compute_policy_loss_vanilla`"),
-    ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
-    ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
-    ('en/08-ppo.md', 'Measured by `book/labs/gym_v2_rl.py'),
     ('en/09-grpo-family.md', 'Zheng et al. (2025), "Group Sequence'),
     ('en/09-grpo-family.md', 'Measured by `book/labs/{reinforce,rloo,ppo,grpo}_seeds.py`'),
     ('en/09-grpo-family.md', 'Measured by `book/labs/gym_v2_rl.py'),
     ('en/10-kl-and-entropy.md', "DeepSeekMath's GRPO moved the penalty"),
     ('en/10-kl-and-entropy.md', 'Shah et al., "A Comedy of Estimators:'),
     ('en/10-kl-and-entropy.md', 'Measured by `book/labs/gym_v2_rl.py'),
-    ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
-    ('zh/08-ppo.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/09-grpo-family.md', '由 `book/labs/{reinforce,rloo,ppo,grpo}_seeds.py`'),
     ('zh/09-grpo-family.md', '由 `book/labs/gym_v2_rl.py'),
     ('zh/10-kl-and-entropy.md', 'DeepSeekMath 的 GRPO 把惩罚从奖励挪进了损失，'),
@@ -55,14 +48,12 @@ LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
     ('en/05-trajectories-and-templates.md', 'the other core'),
-    ('en/08-ppo.md', 'recorded for the project'),
     ('en/09-grpo-family.md', 'recorded for the project'),
     ('en/10-kl-and-entropy.md', 'recorded for the project'),
     ('en/sources.md', "the design's spike"),
     ('en/sources.md', 'a shared two-core machine'),
     ('en/sources.md', 'recorded for the project'),
     ('zh/05-trajectories-and-templates.md', 'the other core'),
-    ('zh/08-ppo.md', 'recorded for the project'),
     ('zh/09-grpo-family.md', 'recorded for the project'),
     ('zh/10-kl-and-entropy.md', 'recorded for the project'),
     ('zh/sources.md', 'a shared two-core machine'),
