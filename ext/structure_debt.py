@@ -27,23 +27,12 @@ from pathlib import Path
 from .problems import FileProblem, Kind
 
 OVER_WORDS: tuple[tuple[str, int], ...] = (
-    ('en/08-ppo.md', 9518),
 )
 
 LONG_CALLOUTS: tuple[tuple[str, str], ...] = (
-    ('en/08-ppo.md', "verl's PPO loss (`compute_policy_loss_vanilla`"),
-    ('en/08-ppo.md', 'The PPO paper (Schulman et al.,'),
-    ('en/08-ppo.md', 'Measured by `book/labs/ppo_seeds.py`'),
-    ('en/08-ppo.md', 'Measured by `book/labs/gym_v2_rl.py'),
-    ('zh/08-ppo.md', '由 `book/labs/ppo_seeds.py`'),
-    ('zh/08-ppo.md', '由 `book/labs/gym_v2_rl.py'),
 )
 
 MAKING_OF: tuple[tuple[str, str], ...] = (
-    ('en/08-ppo.md', 'recorded for the project'),
-    ('en/sources.md', 'recorded for the project'),
-    ('zh/08-ppo.md', 'recorded for the project'),
-    ('zh/sources.md', 'recorded for the project'),
 )
 
 TERM_VARIANTS: tuple[tuple[str, str], ...] = (

@@ -371,11 +371,12 @@ def test_detached_value_ablation_supports_the_chapter_claims():
 
 
 def test_one_step_ppo_from_the_copying_warm_start_gains_less_than_rloo():
-    """8.7: PPO with one optimiser step per batch from the weight-4 warm start (mixed batches, a
-    fresh padding per group, 300 updates, three seeds), on the same fresh tasks and episodes as
-    RLOO from it: above the control on RL's placements but two standard errors below RLOO there;
-    every seed below the control on the unseen placements, the mean within two standard errors of
-    it; pass@8 on the unseen placements below RLOO's and the warm start's."""
+    """Appendix C.3, to which 8.7 points: PPO with one optimiser step per batch from the
+    weight-4 warm start (mixed batches, a fresh padding per group, 300 updates, three seeds), on
+    the same fresh tasks and episodes as RLOO from it: above the control on RL's placements but
+    two standard errors below RLOO there; every seed below the control on the unseen placements,
+    the mean within two standard errors of it; pass@8 on the unseen placements below RLOO's and
+    the warm start's."""
     ppo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_ppo1x1_lr3e-4_u300")
     rloo = load_lab("gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300")
     assert ppo.recipe["warm"] == "gym_v2_hint_recovery_6000_pad6_copy4" and len(ppo.runs) == 3
