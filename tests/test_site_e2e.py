@@ -516,10 +516,10 @@ def test_no_page_scrolls_sideways_on_a_phone(site, visit, locale):
 
 def test_a_long_inline_path_breaks_only_after_a_slash_an_underscore_or_a_dot(site, visit):
     page = visit(chapter_url(site, "en", "07-advantages.html"), "phone").page
-    code = page.locator("code.literal", has_text="gym_v2_rl_fresh_hg_reinforce_lr3e-4").first
+    code = page.locator("code.literal", has_text="gym_v2_rl_fresh_hg_rloo_lr3e-4").first
     assert code.locator("wbr").count() > 3
     pieces = code.locator("span.pre").all_inner_texts()
-    assert "".join(pieces) == "gym_v2_rl_fresh_hg_reinforce_lr3e-4"
+    assert "".join(pieces) == "gym_v2_rl_fresh_hg_rloo_lr3e-4"
     assert all(p[-1] in "/_." for p in pieces[:-1]), pieces       # never after the hyphen
     assert page.evaluate("(c) => getComputedStyle(c.querySelector('span.pre')).whiteSpace",
                          code.element_handle()) == "nowrap"
