@@ -3646,6 +3646,121 @@ def regularised_pg_step(model, ref_model, optimizer, episodes, kl_coef=0.0, kl_m
             'kl': (token_kl(logits.detach(), logits_ref, mask).sum() / n).item(),
             'k1': ((k1_ * mask).sum() / n).item(), 'k3': ((k3_ * mask).sum() / n).item()}
 
+# ---- saved in 11-rewards.md ----
+REWARDS = ('binary', 'partial', 'visible', 'random')
+
+
+def graded(res, tests):
+    """(passed, total) of a sandbox result on `tests`, counting explicit passes only.
+
+    A run that did not load, was killed, or answered fewer calls than there are tests passes
+    none of them: a test without an answer is a failure, never a pass."""
+    total = len(tests)
+    if res.status != 'ok' or len(res.passed) != total:
+        return 0, total
+    return sum(bool(p) for p in res.passed), total
+
+
+def binary_reward(passed, total):
+    """1.0 when all of at least one test passed, else 0.0."""
+    return float(total > 0 and passed == total)
+
+
+def partial_reward(passed, total):
+    """The fraction of tests passed (0.0 when there are none)."""
+    return passed / total if total > 0 else 0.0
+
+
+class RewardEnv(HintedBugFixEnv):
+    """HintedBugFixEnv whose submit pays the reward named by `reward` (hint=False: BugFixEnv).
+
+    'binary': 1 when every hidden test passes, through `graded`; 'partial': the fraction of
+    hidden tests passed; 'visible': 1 when every visible test passes (a proxy); 'random': 1
+    with probability p, drawn from reward_seed, the task and the episode's actions, whatever
+    the code does. Every submit's info carries hidden and visible (passed, total), so the gold
+    reward is logged beside the one paid."""
+
+    def __init__(self, reward='binary', p=0.5, reward_seed=0, **kwargs):
+        super().__init__(**kwargs)
+        if reward not in REWARDS:
+            raise ValueError(f'reward must be one of {REWARDS}, got {reward!r}')
+        self.reward, self.p, self.reward_seed, self.actions = reward, p, reward_seed, ()
+
+    def reset(self, task):
+        self.actions = ()
+        return super().reset(task)
+
+    def step(self, action):
+        self.actions += (action,)
+        code = self.code
+        obs, reward, done, info = super().step(action)
+        if info.get('tool') == 'submit' and not info.get('error'):
+            hidden = graded(self.run(code, self.task.hidden), self.task.hidden)
+            visible = graded(self.run(code, self.task.visible), self.task.visible)
+            info.update(hidden=hidden, visible=visible)
+            if self.reward == 'random':
+                draw = random.Random(f'{self.reward_seed}:{self.task.id}:{self.actions}')
+                reward = float(draw.random() < self.p)
+            else:
+                reward = {'binary': binary_reward(*hidden), 'partial': partial_reward(*hidden),
+                          'visible': binary_reward(*visible)}[self.reward]
+        return obs, reward, done, info
+
+
+def replay(env, task, trajectory):
+    """Play a trajectory's actions again in env -> the info of its last step."""
+    env.reset(task)
+    info = {}
+    for action, _ in trajectory.turns:
+        *_, info = env.step(action)
+    return info
+
+# ---- saved in 11-rewards.md ----
+def format_reward(trajectory):
+    """The share of an episode's turns whose action is a well-formed call (0.0 for none)."""
+    turns = trajectory.turns
+    return sum(not parse_call(a).error for a, _ in turns) / len(turns) if turns else 0.0
+
+# ---- saved in 11-rewards.md ----
+def overlaps_bug(task, line_text, old):
+    """Whether the first `old` on line_text overlaps the first occurrence there of the bug's
+    text (the `<old>` of the task's reference fix): an edit at the bug's spot, right or wrong."""
+    bad = parse_call(f'<call> edit {task.fix} </call>').old
+    start, old_at = line_text.find(bad), line_text.find(old)
+    return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
+
+
+class LineEditBonusEnv(HintedBugFixEnv):
+    """HintedBugFixEnv that also pays `bonus`, once per episode, for the first edit that applies
+    on the bug's line and changes it: a shaped reward for RL's rollouts, never for evaluation.
+
+    An edit whose `<old>` text is not on the line it names earns nothing; one that copies the
+    hinted line number and a substring of its text earns the bonus even when its fix is wrong.
+    The bonus is paid once and is smaller than a solve, so a policy that edits and submits
+    earns less than one that fixes the bug (a solve earns 1 + bonus). With at_bug, only an edit
+    whose `<old>` text overlaps the bug's text is paid (a change elsewhere on the line earns
+    nothing), the spot the reference fix changes."""
+
+    def __init__(self, bonus, at_bug=False, **kwargs):
+        super().__init__(**kwargs)
+        self.bonus, self.at_bug, self.paid = bonus, at_bug, False
+
+    def reset(self, task):
+        self.paid = False
+        return super().reset(task)
+
+    def step(self, action):
+        before = self.code.splitlines()
+        obs, reward, done, info = super().step(action)
+        after, at = self.code.splitlines(), self.task.line - 1
+        if (not self.paid and info.get('tool') == 'edit' and not info.get('error')
+                and len(after) == len(before) > at and after[at] != before[at]
+                and (not self.at_bug or overlaps_bug(self.task, before[at],
+                                                     parse_call(action).old))):
+            self.paid = True
+            reward += self.bonus
+        return obs, reward, done, info
+
 # ---- saved in 13-rollout-systems.md ----
 import datetime
 import os

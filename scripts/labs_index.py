@@ -254,6 +254,21 @@ EXPERIMENTS = [
         ["gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3"]
         + arm("hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300")),
     Experiment(
+        "The reward itself: partial credit, a proxy, a coin flip (planned)",
+        "From the copying warm start with mixed batches and RLOO for 300 updates, three seeds each, "
+        "paid by Chapter 11's `agentrl.RewardEnv`: does the fraction of hidden tests passed "
+        "(`partial`), the visible tests alone (`visible`, a proxy whose gold reward the log keeps "
+        "as `solved`) or a coin flip (`random`, the control of a reward claim) change the fresh "
+        "solve rate? One primary comparison per arm: its fresh solve rate minus the binary "
+        "reward's (`gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300`), paired by task "
+        "on the fresh instances of RL's placements. The smallest effect the standard fresh "
+        "evaluation detects there is 0.035 on these placements and 0.09 by placement "
+        "(Section A.8), so an arm within 0.035 of the binary one is level by design.",
+        "Not run yet; the code path is checked by `tests/test_labs.py::test_the_rl_lab_trains_on_a_"
+        "chosen_reward_and_logs_the_gold_one`. Commands, for R in partial, visible, random: "
+        "`.venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 --train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --reward R --seed S (S = 0, 1, 2), then book/labs/gym_v2_rl_fresh.py --runs on the three runs`.",
+        []),
+    Experiment(
         "The standard fresh evaluation",
         "The copy-weight warm start on eight fresh variants of every held-out placement, at "
         "every control temperature, recorded once: what difference between two arms can a "

@@ -237,3 +237,21 @@ def test_the_record_writer_stamps_the_machine_and_leaves_no_temporary_file(tmp_p
     assert record['machine']['cpu'] and record['machine']['threads'] >= 1
     assert record['recipe'] == dataclasses.asdict(lab.recipe())
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_the_rl_lab_trains_on_a_chosen_reward_and_logs_the_gold_one(tmp_path):
+    """gym_v2_rl --reward random (Chapter 11's random-reward control; partial and visible run
+    the same code path): the run is named by its reward, RL's rollouts are paid by
+    agentrl.RewardEnv, and the log keeps `solved`, the share of episodes that passed every
+    hidden test, beside the reward paid. A reward other than the binary one refuses a line-edit
+    bonus on top of it."""
+    path = run_lab('gym_v2_rl', ['--reduced', '--warm', WARM, '--train-on', 'mixed',
+                                 '--fresh-padding', '2', '--reward', 'random',
+                                 '--results', str(tmp_path), '--state', str(tmp_path / 's')])
+    record = json.loads(path.read_text())
+    assert 'rewardrandom' in path.stem and record['recipe']['reward'] == 'random'
+    assert all({'reward', 'solved'} <= set(step) for step in record['log'])
+    import gym_v2_rl
+    with pytest.raises(SystemExit):
+        harness.prepare(gym_v2_rl.LAB, ['--warm', WARM, '--reward', 'partial',
+                                        '--line-edit-bonus', '0.5'])

@@ -7,7 +7,8 @@ demonstrations and the line hint (see the section and book/labs/README.md). This
 the names the lab scripts and their recorded results use: `make_v2_tasks` is
 `arl.make_variant_tasks` and `TEMPLATES` is `arl.VARIANT_TEMPLATES`. The padding of a task
 (`pad_blank_lines`, `pad_tasks`) and the weighted imitation loss (`edit_parts`,
-`weighted_action_mask`) are Chapter 6's saved code, which the labs call as `agentrl.<name>`.
+`weighted_action_mask`) are Chapter 6's saved code, which the labs call as `agentrl.<name>`;
+the shaped reward `LineEditBonusEnv` and `overlaps_bug` are Chapter 11's.
 
 The labs share one validated task list per (task seed, train variants): `load_tasks` makes it
 once (a few minutes: every task is validated through a pre-forked SandboxPool) and keeps it,
@@ -26,8 +27,8 @@ import agentrl as arl
 import harness
 from agentrl import (  # noqa: F401  (re-exported for the lab scripts)
     EXTRA_TEMPLATES, HELDOUT_FRACTION, STRETCH_FUNCS, TRAIN_VARIANTS, HintedBugFixEnv,
-    VariantTask, fresh_names, group_key, group_tasks, make_variant, one_per_group,
-    recovery_policy, renamable, rewrite, task_group, template_name, variant_rows,
+    LineEditBonusEnv, VariantTask, fresh_names, group_key, group_tasks, make_variant,
+    one_per_group, overlaps_bug, recovery_policy, renamable, rewrite, task_group, template_name, variant_rows,
     wrong_line_patch,
 )
 
@@ -78,14 +79,6 @@ def played(tasks, cache, pad_lines, ids=None):
 def as_edit(patch):
     """The parsed edit (line, old, new) of a patch such as a task's fix, `sub N old|new`."""
     return arl.parse_call(f'<call> edit {patch} </call>')
-
-
-def overlaps_bug(task, line_text, old):
-    """Whether the first `old` on line_text overlaps the first occurrence there of the bug's
-    text (the `<old>` of the task's reference fix): an edit at the bug's spot, right or wrong."""
-    bad = as_edit(task.fix).old
-    start, old_at = line_text.find(bad), line_text.find(old)
-    return start >= 0 and old_at >= 0 and old_at < start + len(bad) and start < old_at + len(old)
 
 
 def checked_policy(policy):
@@ -174,39 +167,6 @@ def solved(trajectory):
     obs = trajectory.turns[-1][1] if trajectory.turns else ''
     last = re.fullmatch(r'hidden: (\d+)/(\d+) passed', obs)
     return bool(last) and last[1] == last[2] != '0'
-
-
-class LineEditBonusEnv(HintedBugFixEnv):
-    """HintedBugFixEnv that also pays `bonus`, once per episode, for the first edit that applies
-    on the bug's line and changes it: a shaped reward for RL's rollouts, never for evaluation.
-
-    The dominant failure on unseen placements is an edit whose `<old>` text is not on the line
-    it names. Such an edit earns nothing here either; one that copies the hinted line number and
-    a substring of its text earns the bonus even when its fix is wrong, so RL sees the copy paid
-    on episodes that do not solve. The bonus is paid once and is smaller than a solve, so an
-    edit-then-submit policy earns less than one that fixes the bug (a solve earns 1 + bonus).
-    With at_bug, only an edit whose `<old>` text overlaps the bug's text is paid (a change
-    elsewhere on the line earns nothing), the spot the reference fix changes."""
-
-    def __init__(self, bonus, at_bug=False, **kwargs):
-        super().__init__(**kwargs)
-        self.bonus, self.at_bug, self.paid = bonus, at_bug, False
-
-    def reset(self, task):
-        self.paid = False
-        return super().reset(task)
-
-    def step(self, action):
-        before = self.code.splitlines()
-        obs, reward, done, info = super().step(action)
-        after, at = self.code.splitlines(), self.task.line - 1
-        if (not self.paid and info.get('tool') == 'edit' and not info.get('error')
-                and len(after) == len(before) > at and after[at] != before[at]
-                and (not self.at_bug or overlaps_bug(self.task, before[at],
-                                                     arl.parse_call(action).old))):
-            self.paid = True
-            reward += self.bonus
-        return obs, reward, done, info
 
 
 def main():

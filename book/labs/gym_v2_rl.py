@@ -61,6 +61,14 @@ the share of RL's episodes that solved. Does paying the copy more often teach on
 to unseen placements? With --bonus-at-bug only an edit whose `<old>` text overlaps the bug's
 text is paid: a change elsewhere on the line, which the plain bonus also pays, earns nothing.
 
+The reward (--reward partial|visible|random, Chapter 11): RL's submits pay the fraction of
+hidden tests passed, 1 when every visible test passes (a proxy of the hidden ones), or a coin
+flip with probability 1/2 drawn from the seed, the task and the episode's actions
+(`agentrl.RewardEnv`); the default, binary, is the gym's reward. Evaluation always plays the plain
+environment, and the log's `solved` is the share of RL's episodes that passed every hidden test,
+the gold reward beside the one paid. The random reward is the control of a reward claim: does
+the real reward beat a reward that carries no information, paired on fresh instances?
+
 Dynamic sampling (--refill N, with --episode-budget E in place of --updates), as DAPO does
 it (Chapter 9.5): an update plays further rounds of --tasks groups, drawn the same way, until
 N groups have mixed rewards (at most REFILL_ROUNDS rounds), and takes its step on the first N.
@@ -138,6 +146,9 @@ class RlRecipe(harness.Recipe):
     method: str = option('rloo', 'the advantages (or PPO)', choices=METHODS, short='')
     line_edit_bonus: float = option(0.0, "RL's rollouts also pay B for the first edit that applies "
                                     'on the bug line (gym_v2.LineEditBonusEnv)', short='bonus')
+    reward: str = option('binary', "what RL's submits pay (agentrl.RewardEnv): all hidden tests, "
+                         'the fraction passed, all visible tests (a proxy), or a coin flip',
+                         choices=arl.REWARDS, short='reward')
     bonus_at_bug: bool = option(False, "the bonus pays only an edit whose old text overlaps the "
                                 "bug's", short='atbug')
     kl_coef: float = option(0.0, 'weight of a k2 KL penalty to the warm start (0: none)',
@@ -191,6 +202,9 @@ class RlRecipe(harness.Recipe):
                               'unseen splits: evaluate it with gym_v2_warm_start.py --sweep first')
         if self.moved_only and not self.fresh_padding:
             raise RecipeError('--moved-only chooses among the paddings of --fresh-padding K')
+        if self.reward != 'binary' and self.line_edit_bonus:
+            raise RecipeError('--reward changes what the submit pays and --line-edit-bonus adds '
+                              'to the binary reward: give one of them')
         if self.bonus_at_bug and not self.line_edit_bonus:
             raise RecipeError('--bonus-at-bug says which edits --line-edit-bonus B pays; give B')
         if self.refill and not self.episode_budget:
@@ -399,7 +413,10 @@ def run(recipe, context):
         env = gym_v2.HintedBugFixEnv(hint=recipe.hint, cache=cache, sandbox=pool.run)
         rl_env = (gym_v2.LineEditBonusEnv(recipe.line_edit_bonus, at_bug=recipe.bonus_at_bug,
                                           hint=recipe.hint, cache=cache, sandbox=pool.run)
-                  if recipe.line_edit_bonus else env)
+                  if recipe.line_edit_bonus else
+                  arl.RewardEnv(recipe.reward, reward_seed=recipe.seed, hint=recipe.hint,
+                                cache=cache, sandbox=pool.run)
+                  if recipe.reward != 'binary' else env)
         unpadded = {t.id: t for t in train_pool}
         trained_tasks = train
         if placements:
