@@ -250,7 +250,7 @@ def test_the_rl_lab_trains_on_a_chosen_reward_and_logs_the_gold_one(tmp_path):
                                  '--results', str(tmp_path), '--state', str(tmp_path / 's')])
     record = json.loads(path.read_text())
     assert 'rewardrandom' in path.stem and record['recipe']['reward'] == 'random'
-    assert all({'reward', 'solved'} <= set(step) for step in record['log'])
+    assert all({'reward', 'solved'} <= set(step) for step in record['results']['log'])
     import gym_v2_rl
     with pytest.raises(SystemExit):
         harness.prepare(gym_v2_rl.LAB, ['--warm', WARM, '--reward', 'partial',

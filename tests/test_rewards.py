@@ -1,0 +1,95 @@
+"""Chapter 11: the rewards from tests, RewardEnv, format_reward and the grader's counting rule.
+
+Each check plays scripted episodes on task 0 (the clamp bug) through a real sandbox, so the
+rewards are compared with the hidden and visible counts of the same code.
+"""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import pytest
+
+import agentrl as arl
+
+FIX = 'edit sub 2 hi|lo'
+SPECIAL_CASE = 'edit sub 2 if x < lo: return hi|if x == -1: return 0'
+
+
+@pytest.fixture(scope='module')
+def task():
+    return arl.make_tasks(seed=0)[0]
+
+
+def play(env, task, actions):
+    env.reset(task)
+    total, info = 0.0, {}
+    for action in actions:
+        _, reward, _, info = env.step(f'<call> {action} </call>')
+        total += reward
+    return total, info
+
+
+def result(status, passed, got=None):
+    got = tuple('x' for _ in passed) if got is None else got
+    return arl.SandboxResult(status, '', got, tuple(passed), ())
+
+
+def test_graded_counts_explicit_passes_only():
+    tests = (('f(1)', '1'), ('f(2)', '2'))
+    assert arl.graded(result('ok', (True, False)), tests) == (1, 2)
+    assert arl.graded(result('load_error', (False, False), ()), tests) == (0, 2)
+    assert arl.graded(result('killed', (False, False), ()), tests) == (0, 2)
+    assert arl.graded(result('ok', (True,)), tests) == (0, 2)        # fewer answers than tests
+    assert arl.graded(result('ok', ()), ()) == (0, 0)
+
+
+def test_binary_and_partial_rewards_need_at_least_one_test():
+    assert arl.binary_reward(12, 12) == 1.0 and arl.binary_reward(11, 12) == 0.0
+    assert arl.binary_reward(0, 0) == 0.0                            # all() of nothing is not a pass
+    assert arl.partial_reward(3, 12) == 0.25 and arl.partial_reward(0, 0) == 0.0
+
+
+def test_reward_env_pays_the_named_reward_and_logs_the_gold_one(task):
+    """The honest fix is paid 1 by every test reward; the special-case hack of Chapter 4 is
+    paid 1 by the visible proxy, 0 by the binary reward and its share of hidden tests by
+    partial credit; every submit's info carries both counts."""
+    cache = {}
+    paid = {}
+    for reward in ('binary', 'partial', 'visible'):
+        env = arl.RewardEnv(reward, cache=cache)
+        fix, info = play(env, task, [FIX, 'submit'])
+        assert fix == 1.0 and info['hidden'] == (12, 12) and info['visible'] == (3, 3)
+        paid[reward], info = play(env, task, [SPECIAL_CASE, 'submit'])
+        assert info['visible'] == (3, 3) and info['hidden'][0] < 12
+    hidden = info['hidden']
+    assert paid == {'binary': 0.0, 'partial': hidden[0] / hidden[1], 'visible': 1.0}
+    plain, _ = play(arl.BugFixEnv(cache=cache), task, [SPECIAL_CASE, 'submit'])
+    assert plain == paid['binary']                                  # the gym's own reward
+
+
+def test_the_random_reward_depends_on_the_actions_and_the_seed_not_the_code(task):
+    cache = {}
+    env = arl.RewardEnv('random', reward_seed=3, cache=cache)
+    draws = [play(copy.copy(env), task, ['read'] * k + ['submit'])[0] for k in range(40)]
+    assert set(draws) == {0.0, 1.0}
+    assert draws == [play(env, task, ['read'] * k + ['submit'])[0] for k in range(40)]
+    other = arl.RewardEnv('random', reward_seed=4, cache=cache)
+    assert draws != [play(other, task, ['read'] * k + ['submit'])[0] for k in range(40)]
+    with pytest.raises(ValueError):
+        arl.RewardEnv('gold')
+
+
+def test_replay_returns_the_submit_info_of_a_played_episode(task):
+    env = arl.RewardEnv(cache={})
+    _, info = play(env, task, ['read', FIX, 'submit'])
+    turns = [(f'<call> {a} </call>', '') for a in ('read', FIX, 'submit')]
+    assert arl.replay(env, task, SimpleNamespace(turns=turns)) == info
+
+
+def test_format_reward_is_the_share_of_calls_that_parse():
+    turns = [('<call> read </call>', ''), ('<call> rea </call>', ''), ('hello', ''),
+             ('<call> submit </call>', '')]
+    assert arl.format_reward(SimpleNamespace(turns=turns)) == 0.5
+    assert arl.format_reward(SimpleNamespace(turns=[])) == 0.0
