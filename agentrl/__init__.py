@@ -4410,7 +4410,7 @@ BUGS = {
     'empty_leak': "an empty response's reward lands on a pad and stays in its group (verl #6310)",
     'stale_sampler': "the sampler keeps the weights it started with",
     'nan_log_zero': "token_logprobs takes log(p * mask): log 0 off the policy tokens",
-    'baseline_dropped': "group_advantages returns the raw reward: entropy collapses",
+    'baseline_dropped': "group_advantages returns the raw reward: every sampled token pushed up",
 }
 
 
