@@ -4179,7 +4179,8 @@ class ProbeEnv:
     masked   two turns; the observation between them is 1 to 3 letters 'b'; reward 1 if
              the turn-2 action is 'a' (turn 1 free). Episodes differ in length.
     groups   one turn; task cue 'a' is a bandit ('a' pays 1), task cue 'c' pays 1 for
-             every non-empty action and 0 for an empty one (a constant group).
+             every non-empty action and -1 for an empty one (constant without the empty).
+    The last observation of every episode is 'd'.
     """
 
     def __init__(self, seed=0):
