@@ -4253,3 +4253,355 @@ def merge_lora(model):
                         merged.bias.copy_(child.base.bias)
                 setattr(block, name, merged)
     return model.requires_grad_(True)
+
+# ---- saved in 18-debugging.md ----
+import random
+
+
+class ProbeTokenizer:
+    """The five control tokens of CharTokenizer (same ids), a newline and four letters: 10 ids."""
+
+    def __init__(self, letters='abcd'):
+        self.itos = ['<pad>', '<bos>', '<eos>', '<call>', '</call>', '\n'] + list(letters)
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+        self.pad_id, self.bos_id, self.eos_id, self.call_id, self.end_call_id = range(5)
+        self.vocab_size = len(self.itos)
+
+    def encode(self, text, bos=False, eos=False):
+        return [self.bos_id] * bos + [self.stoi[c] for c in text] + [self.eos_id] * eos
+
+    def decode(self, ids, keep_control=False):
+        """Text of ids; only <pad> is dropped, so a control-token action is not empty."""
+        return ''.join(self.itos[int(i)] for i in ids if keep_control or int(i) != self.pad_id)
+
+
+class ProbeTask:
+    """One probe task: kind names the probe; cue is the letter its first observation shows."""
+
+    def __init__(self, kind, cue='a', empty_first=False):
+        self.kind, self.cue, self.empty_first = kind, cue, empty_first
+
+
+PROBES = ('bandit', 'cue', 'delayed', 'masked', 'groups')
+
+
+class ProbeEnv:
+    """The probe environments, one action token per turn, reward at the end of the episode.
+
+    bandit   one turn, observation 'a'; reward 1 for the action 'a', else 0.
+    cue      one turn, observation a random letter; reward 1 for repeating it.
+    delayed  two turns; reward 1 at the end of turn 2 if the turn-1 action was 'a'.
+    masked   two turns; the observation between them is 1 to 3 letters 'b'; reward 1 if
+             the turn-2 action is 'a' (turn 1 free). Episodes differ in length.
+    groups   one turn; task cue 'a' is a bandit ('a' pays 1), task cue 'c' pays 1 for
+             every non-empty action and -1 for an empty one (constant without the empty).
+    The last observation of every episode is 'd'.
+    """
+
+    def __init__(self, seed=0):
+        self.rng = random.Random(seed)
+
+    def reset(self, task):
+        self.task, self.turn, self.first = task, 0, None
+        return task.cue
+
+    def step(self, action):
+        kind = self.task.kind
+        self.turn += 1
+        if self.turn == 1:
+            self.first = action
+        if kind in ('delayed', 'masked') and self.turn == 1:
+            obs = 'b' * self.rng.randint(1, 3) if kind == 'masked' else 'd'
+            return obs, 0.0, False, {}
+        if kind == 'delayed':
+            reward = float(self.first == 'a')
+        elif kind == 'masked':
+            reward = float(action == 'a')
+        elif kind == 'groups' and self.task.cue == 'c':
+            reward = 1.0 if action else -1.0
+        else:
+            reward = float(action == self.task.cue)
+        return 'd', reward, True, {}
+
+
+def probe_tasks(kind, n=8, seed=0):
+    rng = random.Random(seed)
+    if kind == 'cue':
+        return [ProbeTask(kind, rng.choice('abcd')) for _ in range(n)]
+    if kind == 'groups':
+        return [ProbeTask(kind, 'a' if i % 2 == 0 else 'c', empty_first=(i % 2 == 1))
+                for i in range(n)]
+    return [ProbeTask(kind) for _ in range(n)]
+
+# ---- saved in 18-debugging.md ----
+import torch
+
+
+def place_rewards(trajectories, mask):
+    """Token-level rewards [B, T-1]: each episode's reward at the predicted position of its
+    last policy token; none for an episode with no policy token."""
+    out = torch.zeros_like(mask)
+    for b, t in enumerate(trajectories):
+        where = mask[b].nonzero()
+        if len(where):
+            out[b, int(where[-1])] = t.reward
+    return out
+
+
+def outcome_scores(token_rewards, mask):
+    """Per-episode scores [B] from token-level rewards: the sum over policy tokens."""
+    return (token_rewards * mask).sum(-1)
+
+
+def episode_advantages(scores, n_tokens, sizes):
+    """GRPO advantages [B] from scores [B], groups of the given sizes (in order); an episode
+    with no policy token (n_tokens 0) leaves its group's statistics and gets advantage 0."""
+    adv, start = torch.zeros_like(scores), 0
+    for size in sizes:
+        keep = [i for i in range(start, start + size) if n_tokens[i] > 0]
+        if len(keep) >= 2:
+            adv[keep] = group_advantages(scores[keep][None])[0]
+        start += size
+    return adv
+
+
+def dashboard_step(model, optimizer, groups, ref_model, grad_clip=1.0, clip_eps=0.2):
+    """One GRPO update on groups (lists of Trajectory) -> the dashboard of that update.
+
+    reward, reward_std: the environment's rewards; seen_gap: largest |score the trainer used
+    - environment reward| over episodes with policy tokens; constant_groups: share of groups
+    whose non-empty episodes have equal rewards; constant_adv: largest |advantage| in those
+    groups; tokens: policy tokens per episode; sampler_gap: mean |trainer log-prob - sampler
+    log-prob| over policy tokens; entropy, kl_ref (k1, to ref_model): means over policy
+    tokens; clip_fraction, grad_norm: of the update; length: tokens per episode.
+    """
+    episodes = [e for g in groups for e in g]
+    ids, action_mask, logp_sampler, real = collate_trajectories(episodes)     # [N, T]
+    logits = model(ids)[0]
+    logp, mask = token_logprobs(logits, ids, action_mask)                     # [N, T-1]
+    scores = outcome_scores(place_rewards(episodes, mask), mask)              # [N]
+    n_tokens = mask.sum(-1)                                                   # [N]
+    adv = episode_advantages(scores, n_tokens, [len(g) for g in groups])      # [N]
+    loss, stats = grpo_loss(logp, logp.detach(), adv, mask, clip_eps=clip_eps)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    with torch.no_grad():
+        env_r = torch.tensor([e.reward for e in episodes])
+        has = n_tokens > 0
+        const, const_adv, start = 0, 0.0, 0
+        for g in groups:
+            idx = [i for i in range(start, start + len(g)) if has[i]]
+            start += len(g)
+            if idx and bool((env_r[idx] == env_r[idx[0]]).all()):
+                const += 1
+                const_adv = max(const_adv, adv[idx].abs().max().item())
+        keep, n = mask > 0, mask.sum().clamp_min(1)
+        ref_logp, _ = token_logprobs(ref_model(ids)[0], ids, action_mask)
+        return {'reward': env_r.mean().item(), 'reward_std': env_r.std().item(),
+                'seen_gap': (scores - env_r)[has].abs().max().item() if has.any() else 0.0,
+                'constant_groups': const / len(groups), 'constant_adv': const_adv,
+                'tokens': n_tokens.mean().item(),
+                'sampler_gap': ((logp - logp_sampler).abs() * keep).sum().item() / n.item(),
+                'entropy': entropy(logits, mask).sum().item() / n.item(),
+                'kl_ref': ((logp - ref_logp) * keep).sum().item() / n.item(),
+                'clip_fraction': stats['clip_fraction'], 'grad_norm': norm.item(),
+                'length': real.sum(-1).mean().item()}
+
+# ---- saved in 18-debugging.md ----
+import copy
+
+
+def probe_groups(model, env, tok, kind, n_tasks, group, seed):
+    """n_tasks groups of `group` episodes of probe `kind`; in a task with empty_first, the
+    first episode of the group is a response cut to zero tokens."""
+    tasks = probe_tasks(kind, n_tasks, seed=seed)
+    flat = [t for t in tasks for _ in range(group)]
+    seeds = [seed * 10_000 + i for i in range(len(flat))]
+    eps = rollout_batch(model, env, flat, tok, seeds, max_turns=2, max_action_tokens=1)
+    for i, t in enumerate(flat):
+        if t.empty_first and i % group == 0:      # a response cut to nothing
+            eps[i] = rollout(model, env, t, tok, max_turns=2, seed=seeds[i], max_action_tokens=0)
+    return [eps[i:i + group] for i in range(0, len(flat), group)]
+
+
+def run_probe(kind, updates=12, group=8, n_tasks=8, lr=1e-2, seed=0):
+    """Train a fresh one-layer TinyAgent on probe `kind` -> list of dashboards, one per update."""
+    tok = ProbeTokenizer()
+    model = TinyAgent(vocab_size=tok.vocab_size, d_model=32, n_layers=1, n_heads=2, seed=seed)
+    ref = copy.deepcopy(model)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    env = ProbeEnv(seed)
+    log = []
+    for u in range(updates):
+        groups = probe_groups(model, env, tok, kind, n_tasks, group, seed=1000 * seed + u)
+        log.append(dashboard_step(model, opt, groups, ref))
+    return log
+
+# ---- saved in 18-debugging.md ----
+import contextlib
+import sys
+
+
+def _mask_off_by_one(logits, ids, action_mask=None, temperature=1.0):
+    z = logits[:, :-1].float() / temperature
+    logp = z.gather(-1, ids[:, 1:, None]).squeeze(-1) - z.logsumexp(-1)
+    mask = action_mask[:, :-1].to(logp.dtype)               # bug: [:, :-1] for [:, 1:]
+    return torch.where(mask > 0, logp, torch.zeros_like(logp)), mask
+
+
+def _logp_misaligned(logits, ids, action_mask=None, temperature=1.0):
+    z = logits[:, :-1].float() / temperature
+    logp = z.gather(-1, ids[:, :-1, None]).squeeze(-1) - z.logsumexp(-1)   # bug: ids[:, :-1]
+    mask = action_mask[:, 1:].to(logp.dtype)
+    return torch.where(mask > 0, logp, torch.zeros_like(logp)), mask
+
+
+def _nan_log_zero(logits, ids, action_mask=None, temperature=1.0):
+    mask = action_mask[:, 1:].to(torch.float32)
+    p = torch.softmax(logits[:, :-1].float() / temperature, -1)
+    p = p.gather(-1, ids[:, 1:, None]).squeeze(-1)
+    logp = torch.log(p * mask)                               # bug: log 0 where mask is 0
+    return torch.where(mask > 0, logp, torch.zeros_like(logp)), mask
+
+
+def _wrong_action_mask(segments):
+    ids, mask = _CLEAN['build_action_mask'](segments)
+    return ids, torch.ones_like(mask).index_fill(0, torch.tensor([0]), 0.0)  # bug: all tokens
+
+
+def _groups_crossed(scores, n_tokens, sizes):
+    crossed = scores.view(sizes[0], -1).t().reshape(-1)      # bug: read sample-major
+    return _CLEAN['episode_advantages'](crossed, n_tokens, sizes)
+
+
+def _baseline_dropped(rewards, scale='std', eps=1e-6):
+    return rewards.float()                                   # bug: no baseline, no scale
+
+
+def _reward_on_pad(trajectories, mask):
+    out = torch.zeros_like(mask)
+    for b, t in enumerate(trajectories):
+        where = mask[b].nonzero()
+        if len(where):                                       # bug: one past the last token
+            out[b, min(int(where[-1]) + 1, mask.shape[1] - 1)] = t.reward
+    return out
+
+
+def _empty_leak_rewards(trajectories, mask):
+    out = torch.zeros_like(mask)
+    for b, t in enumerate(trajectories):
+        where = mask[b].nonzero()
+        out[b, int(where[-1]) if len(where) else -1] = t.reward   # bug: -1 for no token
+    return out
+
+
+def _empty_leak_scores(token_rewards, mask):
+    return token_rewards.sum(-1)                             # bug: mask not applied
+
+
+def _empty_leak_advantages(scores, n_tokens, sizes):
+    return _CLEAN['episode_advantages'](scores, torch.ones_like(n_tokens), sizes)  # bug: keeps empties
+
+
+class _Stale:
+    """rollout and rollout_batch that sample with the weights of the first call."""
+
+    def __init__(self):
+        self.frozen = None
+
+    def model(self, model):
+        if self.frozen is None:
+            self.frozen = copy.deepcopy(model)
+        return self.frozen
+
+
+BUGS = {
+    'mask_off_by_one': "token_logprobs takes action_mask[:, :-1]: the mask shifted by one token",
+    'logp_misaligned': "token_logprobs gathers ids[:, :-1]: each token scored as its successor",
+    'wrong_action_mask': "build_action_mask marks observation tokens as actions",
+    'groups_crossed': "scores laid out sample-major are grouped task-major",
+    'reward_on_pad': "place_rewards puts the reward one token past the action (TRL #3750)",
+    'empty_leak': "an empty response's reward lands on a pad and stays in its group (verl #6310)",
+    'stale_sampler': "the sampler keeps the weights it started with",
+    'nan_log_zero': "token_logprobs takes log(p * mask): log 0 off the policy tokens",
+    'baseline_dropped': "group_advantages returns the raw reward: every sampled token pushed up",
+}
+
+
+@contextlib.contextmanager
+def inject_bug(name, *namespaces):
+    """Plant bug `name` (a key of BUGS) for the duration of the block.
+
+    The patched functions are replaced where this function was defined, in agentrl, and in
+    every namespace given; the clean functions are restored on exit.
+    """
+    if name not in BUGS:
+        raise ValueError(f'unknown bug {name!r}; choose one of {sorted(BUGS)}')
+    stale = _Stale()
+    patches = {
+        'mask_off_by_one': {'token_logprobs': _mask_off_by_one},
+        'logp_misaligned': {'token_logprobs': _logp_misaligned},
+        'nan_log_zero': {'token_logprobs': _nan_log_zero},
+        'wrong_action_mask': {'build_action_mask': _wrong_action_mask},
+        'groups_crossed': {'episode_advantages': _groups_crossed},
+        'baseline_dropped': {'group_advantages': _baseline_dropped},
+        'reward_on_pad': {'place_rewards': _reward_on_pad},
+        'empty_leak': {'place_rewards': _empty_leak_rewards, 'outcome_scores': _empty_leak_scores,
+                       'episode_advantages': _empty_leak_advantages},
+        'stale_sampler': {
+            'rollout_batch': lambda model, *a, **k: _CLEAN['rollout_batch'](stale.model(model), *a, **k),
+            'rollout': lambda model, *a, **k: _CLEAN['rollout'](stale.model(model), *a, **k)},
+    }[name]
+    spaces = {id(globals()): globals()}
+    if 'agentrl' in sys.modules:
+        spaces[id(vars(sys.modules['agentrl']))] = vars(sys.modules['agentrl'])
+    spaces.update({id(ns): ns for ns in namespaces})
+    saved = [(ns, key, ns[key]) for ns in spaces.values() for key in patches if key in ns]
+    try:
+        for ns, key, _ in saved:
+            ns[key] = patches[key]
+        yield
+    finally:
+        for ns, key, fn in saved:
+            ns[key] = fn
+
+
+_CLEAN = {key: globals()[key] for key in ('token_logprobs', 'build_action_mask', 'group_advantages',
+                                          'episode_advantages', 'rollout', 'rollout_batch')}
+
+# ---- saved in 18-debugging.md ----
+import math
+
+
+PROBE_TOKENS = {'bandit': 1.0, 'cue': 1.0, 'delayed': 2.0, 'masked': 2.0, 'groups': 15 / 16}
+
+
+def dashboard_flags(dash, kind):
+    """The dashboard quantities of one update that break a probe's closed form."""
+    if not all(math.isfinite(v) for v in dash.values()):
+        return ['not_finite']
+    out = []
+    if dash['sampler_gap'] > 1e-4:
+        out.append('sampler_gap')
+    if abs(dash['tokens'] - PROBE_TOKENS[kind]) > 1e-6:
+        out.append('tokens')
+    if dash['seen_gap'] > 1e-6:
+        out.append('seen_gap')
+    if dash['constant_adv'] > 1e-6:
+        out.append('constant_adv')
+    return out
+
+
+def first_flag(kind, updates=4, seed=0, bug=None):
+    """Run probe `kind` with `bug` planted -> (first update that raises a flag, its flags),
+    or (None, []) if none does."""
+    ctx = inject_bug(bug) if bug else contextlib.nullcontext()
+    with ctx:
+        log = run_probe(kind, updates=updates, seed=seed)
+    for u, dash in enumerate(log):
+        f = dashboard_flags(dash, kind)
+        if f:
+            return u, f
+    return None, []

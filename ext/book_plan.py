@@ -99,7 +99,7 @@ PLAN: tuple[Entry, ...] = (
        "SFT 与拒绝采样"),
     _e("16", "16-distillation", SCALE, False, "Distillation", "蒸馏"),
     _e("17", "17-evaluation", PRACTICE, False, "Evaluation", "评估"),
-    _e("18", "18-debugging", PRACTICE, False, "Debugging", "调试"),
+    _e("18", "18-debugging", PRACTICE, True, "Debugging", "调试"),
     _e("19", "19-capstone", PRACTICE, False, "Capstone", "综合实战"),
     _e("20", "20-frontier", PRACTICE, False, "Frontier", "前沿"),
     _e("B", "B-design-review", APPENDICES, False, "Design-review problems", "设计评审问题"),
