@@ -4168,7 +4168,7 @@ def select_episodes(episodes, keep='success', n=None, seed=0):
 
 
 def expert_iteration(model, env, tasks, tokenizer, rounds, samples, steps, lr=1e-3,
-                     batch_size=16, temperature=1.0, keep='success', seed=0):
+                     batch_size=8, temperature=1.0, keep='success', seed=0):
     """Rejection-sampling fine-tuning (STaR, RAFT, ReST-EM), in place on model: each round samples
     `samples` episodes per task, keeps them with select_episodes(keep) and trains next-token on
     their policy tokens (sft_examples) for `steps` steps, continuing from the last iterate.
