@@ -4254,6 +4254,97 @@ def merge_lora(model):
                 setattr(block, name, merged)
     return model.requires_grad_(True)
 
+# ---- saved in 15-sft-and-rejection-sampling.md ----
+def sft_examples(episodes, on='actions'):
+    """(ids, loss mask) pairs for train_next_token, one per Trajectory, each cut after its last
+    policy token. on='actions': the mask is the episode's action mask, the policy's tokens only
+    (maximum likelihood of the policy); on='all': every token is a target, observations too."""
+    if on not in ('actions', 'all'):
+        raise ValueError(f"on must be 'actions' or 'all', got {on!r}")
+    out = []
+    for episode in episodes:
+        mask = [int(v) for v in episode.action_mask.tolist()]
+        end = max(i for i, v in enumerate(mask) if v) + 1
+        out.append((episode.ids[:end].tolist(), mask[:end] if on == 'actions' else [1] * end))
+    return out
+
+# ---- saved in 15-sft-and-rejection-sampling.md ----
+def select_episodes(episodes, keep='success', n=None, seed=0):
+    """The episodes a rejection-sampling round trains on. keep='success': those with reward 1
+    (the first n of them when n is given); keep='random': n episodes (default: as many as
+    succeeded) drawn at random whatever their reward, the control at equal kept episodes."""
+    successes = [e for e in episodes if e.reward == 1.0]
+    n = len(successes) if n is None else n
+    if keep == 'success':
+        return successes[:n]
+    if keep == 'random':
+        return random.Random(seed).sample(list(episodes), n)
+    raise ValueError(f"keep must be 'success' or 'random', got {keep!r}")
+
+
+def expert_iteration(model, env, tasks, tokenizer, rounds, samples, steps, lr=1e-3,
+                     batch_size=8, temperature=1.0, keep='success', seed=0):
+    """Rejection-sampling fine-tuning (STaR, RAFT, ReST-EM), in place on model: each round samples
+    `samples` episodes per task, keeps them with select_episodes(keep) and trains next-token on
+    their policy tokens (sft_examples) for `steps` steps, continuing from the last iterate.
+    -> one dict per round: episodes sampled, successes, kept, mean training loss."""
+    history = []
+    for r in range(rounds):
+        rewards, sampled = sample_rewards(model, env, tasks, tokenizer, samples, temperature,
+                                          seed=seed * 1000 + r)
+        episodes = [e for _, e in sampled]
+        chosen = select_episodes(episodes, keep, seed=seed * 1000 + r)
+        losses = (train_next_token(model, sft_examples(chosen), steps, lr=lr,
+                                   batch_size=batch_size, seed=seed * 1000 + r) if chosen else [])
+        history.append({'sampled': len(episodes), 'successes': sum(e.reward for e in episodes),
+                        'kept': len(chosen), 'loss': statistics.fmean(losses) if losses else None})
+    return history
+
+# ---- saved in 15-sft-and-rejection-sampling.md ----
+def recovery_example(env, task, tokenizer, mask_mistake=True):
+    """(ids, loss mask) of recovery_policy's demonstration, cut after its last action: read,
+    test, an edit whose <old> text is not on the line it names, the error it gets back, the right
+    edit, submit. mask_mistake: the wrong edit gets weight 0 (in the context, never a target).
+    None when the task has no such wrong edit."""
+    wrong = wrong_line_patch(task)
+    if wrong is None:
+        return None
+    episode = teacher_rollout(env, task, tokenizer, recovery_policy)
+    assert episode.reward == 1.0, task.id
+    ids, mask = sft_examples([episode])[0]
+    if mask_mistake:
+        mistake = f'<call> edit {wrong} </call>'
+        spans = [(s, e) for s, e in action_spans(torch.tensor(mask, dtype=torch.float))
+                 if tokenizer.decode(ids[s:e]) == mistake]
+        s, e = spans[0]
+        mask = mask[:s] + [0] * (e - s) + mask[e:]
+    return ids, mask
+
+# ---- saved in 15-sft-and-rejection-sampling.md ----
+def gym_pairs(sampled, seed=0):
+    """(success, failure) pairs, one per task that has both, from sample_rewards' list of
+    (task, Trajectory): each a seeded draw among that task's successes and failures."""
+    by_task = {}
+    for task, episode in sampled:
+        by_task.setdefault(task.id, ([], []))[episode.reward != 1.0].append(episode)
+    rng = random.Random(seed)
+    return [(rng.choice(wins), rng.choice(losses)) for wins, losses in by_task.values()
+            if wins and losses]
+
+
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    """DPO's loss on pairs -> (mean loss, margins [P]): logp_* [P] are the policy's summed
+    log-probabilities of the preferred (w) and rejected (l) episodes' policy tokens, ref_* the
+    reference policy's (no gradient)."""
+    margins = (logp_w - ref_w) - (logp_l - ref_l)                                 # [P]
+    return -torch.nn.functional.logsigmoid(beta * margins).mean(), margins.detach()
+
+
+def episode_logps(model, episodes):
+    """Summed log-probability of each episode's policy tokens [B], with gradient."""
+    logp, mask = trajectory_logprobs(model, episodes)                             # [B, T-1]
+    return (logp * mask).sum(-1)
+
 # ---- saved in 18-debugging.md ----
 import random
 

@@ -95,7 +95,7 @@ PLAN: tuple[Entry, ...] = (
     _e("12", "12-multi-turn", SCALE, False, "Multi-turn", "多轮交互"),
     _e("13", "13-rollout-systems", SCALE, True, "Rollout systems", "Rollout 系统"),
     _e("14", "14-efficiency", SCALE, True, "Efficiency", "效率"),
-    _e("15", "15-sft-and-rejection-sampling", SCALE, False, "SFT and rejection sampling",
+    _e("15", "15-sft-and-rejection-sampling", SCALE, True, "SFT and rejection sampling",
        "SFT 与拒绝采样"),
     _e("16", "16-distillation", SCALE, False, "Distillation", "蒸馏"),
     _e("17", "17-evaluation", PRACTICE, False, "Evaluation", "评估"),

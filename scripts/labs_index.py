@@ -280,6 +280,29 @@ EXPERIMENTS = [
         "(Section A.8 prints both; `tests/test_labs.py::test_a_later_lab_pairs_its_policy_with_the_"
         "standard_control` checks the pairing).",
         ["gym_v2_standard_fresh"]),
+    Experiment(
+        "SFT, masked recovery, rejection sampling and DPO at equal episodes (not run yet)",
+        "Chapter 15's arms, three seeds each, on the weight-4 warm start's recipe and paired by "
+        "task on fresh instances: does a warm start whose recovery demonstrations leave the "
+        "non-applying edit out of the loss (`gym_v2_warm_start.py ... --mask-recovery-mistake`) "
+        "beat the same recipe with the edit in the loss, and the recipe without recovery "
+        "demonstrations (`--recovery-share 0`)? From the weight-4 warm start, does online "
+        "rejection sampling (`gym_v2_rl.py --method positive`, already run and read in Section "
+        "15.3) beat its random-selection control at the same episodes (`--method random_kept`), and "
+        "what does DPO on a (best, worst) pair of each mixed group do (`--method dpo`)?",
+        "Not run yet. One primary comparison: `--method random_kept` against `--method positive` at "
+        "T=1 on RL's placements, paired by task, the three seeds averaged; the standard fresh "
+        "evaluation detects an effect of 0.035 on these placements and 0.09 for the recipe on "
+        "placements like them (Section A.8); Section 15.2 prints the sizes. Commands, each for "
+        "--seed (or --train-seed) 0, 1 and 2: `gym_v2_rl.py --warm "
+        "gym_v2_hint_recovery_6000_pad6_copy4 --train-on mixed --fresh-padding 8 --method "
+        "random_kept --lr 3e-4 --updates 300`, the same with `--method dpo`, then "
+        "`gym_v2_rl_fresh.py --runs` on each arm's three runs; `gym_v2_warm_start.py "
+        "--hint-share 1 --steps 6000 --pad-lines 6 --copy-weight 4 --sweep hint "
+        "--mask-recovery-mistake`, and the same with `--recovery-share 0`. Reduced runs: "
+        "`tests/test_labs.py::test_rejection_sampling_control_and_dpo_arms_run_reduced` and "
+        "`::test_recovery_demonstrations_with_the_mistake_masked_train_the_experts_actions`.",
+        []),
 ]
 
 PREAMBLE = """\

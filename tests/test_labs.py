@@ -255,3 +255,52 @@ def test_the_rl_lab_trains_on_a_chosen_reward_and_logs_the_gold_one(tmp_path):
     with pytest.raises(SystemExit):
         harness.prepare(gym_v2_rl.LAB, ['--warm', WARM, '--reward', 'partial',
                                         '--line-edit-bonus', '0.5'])
+
+
+def test_recovery_demonstrations_with_the_mistake_masked_train_the_experts_actions(tmp_path):
+    """--mask-recovery-mistake: a recovery demonstration's targets are exactly the expert's
+    actions (its non-applying edit stays in the context, out of the loss); unmasked, the mistake
+    is a target too. The option needs recovery demonstrations, and a reduced run of it writes a
+    record that reads back to its recipe."""
+    import gym_v2
+    import gym_v2_warm_start as gws
+    tok = arl.CharTokenizer()
+    env = arl.BugFixEnv(cache={})
+    tasks = [t for t in arl.make_tasks() if t.split == 'train' and gym_v2.wrong_line_patch(t)][:3]
+    envs = {'plain': env, 'hint': env}
+    expert = gws.expert_examples(tasks, tok, envs, 0.0, 0.0, seed=0)
+    masked = gws.expert_examples(tasks, tok, envs, 0.0, 1.0, seed=0, mask_recovery=True)
+    plain = gws.expert_examples(tasks, tok, envs, 0.0, 1.0, seed=0)
+    for (e_ids, e_mask), (ids, mask), (_, p_mask) in zip(expert, masked, plain):
+        assert len(ids) > len(e_ids)                                  # the mistake and its error
+        assert [i for i, m in zip(ids, mask) if m] == [i for i, m in zip(e_ids, e_mask) if m]
+        assert sum(p_mask) > sum(mask)
+    lab = harness.lab('gym_v2_warm_start')
+    with pytest.raises(harness.RecipeError, match='--recovery-share'):
+        lab.recipe(mask_recovery_mistake=True, recovery_share=0.0).check(None)
+    path = run_lab('gym_v2_warm_start', ['--reduced', '--results', str(tmp_path), '--state',
+                                         str(tmp_path / 'runs'), '--mask-recovery-mistake'])
+    record = arl.load_record(path.stem, tmp_path)
+    assert record.recipe['mask_recovery_mistake'] is True
+    assert path.stem == harness.run_name(lab, harness.recipe_of(record))
+
+
+def test_rejection_sampling_control_and_dpo_arms_run_reduced(tmp_path):
+    """gym_v2_rl's --method random_kept keeps as many episodes as succeeded, drawn whatever their
+    reward (the control of --method positive at equal kept episodes); --method dpo steps on one
+    (best, worst) pair per mixed group against the warm start. Both run reduced and write a
+    record that reads back to its recipe."""
+    import random as random_module
+    import gym_v2_rl
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
+    picked = gym_v2_rl.advantages(rewards, 'random_kept', random_module.Random(3))
+    assert picked.sum() == rewards.sum() and set(picked.flatten().tolist()) <= {0.0, 1.0}
+    assert torch.equal(picked, gym_v2_rl.advantages(rewards, 'random_kept', random_module.Random(3)))
+    lab = harness.lab('gym_v2_rl')
+    for method in ('random_kept', 'dpo'):
+        path = run_lab('gym_v2_rl', ['--reduced', '--results', str(tmp_path), '--state',
+                                     str(tmp_path / 'runs'), '--warm', WARM, '--train-on',
+                                     'mixed', '--method', method, '--lr', '3e-4'])
+        record = arl.load_record(path.stem, tmp_path)
+        assert record.recipe['method'] == method
+        assert path.stem == harness.run_name(lab, harness.recipe_of(record))

@@ -15,6 +15,11 @@ policy tokens). Advantages:
   rloo     r - mean of the other G-1 rewards (`agentrl.rloo_advantages`)
   grpo     (r - group mean) / (group std + eps) (`agentrl.group_advantages`)
   positive r on successes of mixed groups only, 0 elsewhere (RAFT-style filtered imitation)
+  random_kept  positive's control at equal kept episodes: as many episodes as succeeded in the mixed
+           groups, drawn at random among them whatever their reward, each with advantage 1
+           (Section 15.3's random selection; the draw has its own seeded stream per update)
+  dpo      DPO (Section 15.5, beta 0.1) against the warm start on one (best, worst) pair per mixed
+           group, drawn from the same stream: preference pairs from the policy's own batches
   reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
            groups of four successes are reinforced too (the loss averages over all 64 episodes)
   ppo      Chapter 8's ppo_update on a ValueHead over the policy (value initialised to 0,
@@ -122,7 +127,8 @@ import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
-METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo')
+METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo')
+DPO_BETA = 0.1               # --method dpo: DPO's beta (Section 15.5)
 PPO_LAM = 1.0                # Chapter 8's ppo_update with GAE lambda 1: the critic as a baseline
 REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
@@ -225,6 +231,9 @@ class RlRecipe(harness.Recipe):
             raise RecipeError('--ppo-epochs and --ppo-minibatches apply to --method ppo')
         if self.lora_alpha != defaults.lora_alpha and not self.lora_rank:
             raise RecipeError('--lora-alpha scales the adapters of --lora-rank R; give R')
+        if self.kl_coef and self.method == 'dpo':
+            raise RecipeError('--method dpo holds the policy to the warm start through its beta; '
+                              '--kl-coef does not apply')
         if self.kl_coef and self.method == 'ppo':
             raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
 
@@ -274,9 +283,19 @@ def mixed_rewards(group):
     return len({e.reward for e in group}) > 1
 
 
-def advantages(rewards, method):
-    """rewards [B, G] -> advantages [B, G] for one of METHODS."""
+def random_selection(rewards, rng):
+    """rewards [B, G] -> 0/1 [B, G]: as many ones as rewards sum to, at positions drawn by rng
+    (a random.Random) whatever their reward: filtered imitation's control at equal kept episodes."""
+    flat = torch.zeros(rewards.numel())
+    flat[rng.sample(range(rewards.numel()), int(rewards.sum().item()))] = 1.0
+    return flat.view_as(rewards)
+
+
+def advantages(rewards, method, rng=None):
+    """rewards [B, G] -> advantages [B, G] for one of METHODS ('random_kept' draws with rng)."""
     rewards = rewards.float()
+    if method == 'random_kept':
+        return random_selection(rewards, rng if rng is not None else random.Random(0))
     if method == 'rloo':
         return arl.rloo_advantages(rewards)
     if method == 'grpo':
@@ -286,7 +305,7 @@ def advantages(rewards, method):
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
 
 
-def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0):
+def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0, rng=None):
     """One optimiser step on the groups whose rewards differ -> stats (or None if none do).
     REINFORCE has no baseline, so it keeps every group: a group of four successes weighs in.
 
@@ -299,9 +318,11 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
         groups = [g for g in groups if mixed_rewards(g)]
     if not any(e.reward for g in groups for e in g):    # every advantage would be 0
         return None
+    if method == 'dpo':
+        return dpo_update(model, optimizer, groups, ref, rng or random.Random(0), grad_clip, mixed)
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
     episodes = [e for g in groups for e in g]
-    adv = advantages(rewards, method).flatten()
+    adv = advantages(rewards, method, rng).flatten()
     if not kl_coef:
         loss, norm = arl.fast_grpo_step(model, optimizer, episodes, adv, grad_clip)
         return {'loss': loss, 'groups': mixed, 'grad_norm': norm}
@@ -320,6 +341,29 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
     n = mask.sum().clamp_min(1)
     return {'loss': loss.item(), 'groups': mixed, 'grad_norm': norm.item(),
             'kl_k1': ((k1 * mask).sum() / n).item(), 'kl_k3': ((k3 * mask).sum() / n).item()}
+
+
+def dpo_update(model, optimizer, groups, ref, rng, grad_clip, mixed):
+    """One Adam step of agentrl.dpo_loss on one pair per group (its rewards differ): an episode
+    of the group's best reward and one of its worst, each drawn by rng, against `ref`."""
+    pairs = []
+    for g in groups:
+        best, worst = max(e.reward for e in g), min(e.reward for e in g)
+        pairs.append((rng.choice([e for e in g if e.reward == best]),
+                      rng.choice([e for e in g if e.reward == worst])))
+    wins, losses = [w for w, _ in pairs], [l for _, l in pairs]
+    with torch.no_grad():
+        ref_w, ref_l = arl.episode_logps(ref, wins), arl.episode_logps(ref, losses)
+    model.train()
+    loss, margins = arl.dpo_loss(arl.episode_logps(model, wins), arl.episode_logps(model, losses),
+                                 ref_w, ref_l, DPO_BETA)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return {'loss': loss.item(), 'groups': mixed, 'grad_norm': norm.item(), 'pairs': len(pairs),
+            'margin': margins.mean().item()}
 
 
 class PaddingPool:
@@ -407,7 +451,7 @@ def run(recipe, context):
         trainable = list(critic.parameters())
     learner = critic if critic is not None else model
     opt = torch.optim.Adam(trainable, lr=recipe.lr)
-    ref = arl.load_checkpoint(warm.checkpoint) if recipe.kl_coef else None
+    ref = arl.load_checkpoint(warm.checkpoint) if recipe.kl_coef or recipe.method == 'dpo' else None
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=recipe.hint, cache=cache, sandbox=pool.run)
@@ -480,7 +524,8 @@ def run(recipe, context):
                 stats['groups'] = sum(map(mixed_rewards, groups))
             else:
                 stats = update(model, opt, groups, recipe.method, ref=ref,
-                               kl_coef=recipe.kl_coef) or {'groups': 0}
+                               kl_coef=recipe.kl_coef,
+                               rng=random.Random(f'rl:{recipe.seed}:select:{u}')) or {'groups': 0}
             stats.update(update=u, reward=sum(e.reward for e in eps) / len(eps),
                          solved=sum(map(gym_v2.solved, eps)) / len(eps))
             if recipe.refill:

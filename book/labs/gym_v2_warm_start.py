@@ -32,6 +32,9 @@ expert-path probability. What the recipe's options ask:
                        that has seen the way back from an applied mistake
   --mask-retry-mistake the retry demonstrations' wrong edit gets weight 0 in the loss: the
                        policy sees it in its context and learns what follows it, not to make it
+  --mask-recovery-mistake
+                       the same for the recovery demonstrations' non-applying edit (its `<old>`
+                       text not on the line it names): error masking, as Section 15.4 builds it
   --train-seed S       initialisation, expert draw and minibatch order: a second seed of one
                        recipe says whether a warm start's result belongs to the recipe or to its
                        draw
@@ -67,7 +70,8 @@ FROM_THE_RECORD = {'steps': 'its training comes', 'batch_size': 'its training co
                    'train_seed': 'its seed comes', 'model_config': 'its training comes',
                    'copy_weight': 'its weights come', 'part_weights': 'its weights come',
                    'check_share': 'its demonstrations come', 'retry_share': 'its demonstrations come',
-                   'mask_retry_mistake': 'its demonstrations come'}
+                   'mask_retry_mistake': 'its demonstrations come',
+                   'mask_recovery_mistake': 'its demonstrations come'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +97,8 @@ class GymWarmStartRecipe(harness.Recipe):
                                 short='retry')
     mask_retry_mistake: bool = option(False, "leave the retry demonstrations' wrong edit out of "
                                       'the loss', short='masked')
+    mask_recovery_mistake: bool = option(False, "leave the recovery demonstrations' non-applying "
+                                         'edit out of the loss', short='recmasked')
     train_seed: int = option(0, 'initialisation, expert draw and minibatch order', short='t')
     task_seed: int = option(0, 'seed of the v2 task set')
     train_variants: int = option(gym_v2.TRAIN_VARIANTS, 'variants of each placement for training')
@@ -145,6 +151,9 @@ class GymWarmStartRecipe(harness.Recipe):
         if self.mask_retry_mistake and not self.retry_share:
             raise RecipeError('--mask-retry-mistake masks the wrong edit of retry '
                               'demonstrations; give --retry-share')
+        if self.mask_recovery_mistake and not self.recovery_share:
+            raise RecipeError('--mask-recovery-mistake masks the non-applying edit of recovery '
+                              'demonstrations; give --recovery-share')
         if self.sweep and not set(self.sweep_splits) <= set(UNSEEN):
             raise RecipeError(f'--sweep-splits: the sweep is of the unseen splits {UNSEEN}')
 
@@ -176,14 +185,16 @@ def recipe_of_record(record):
 
 
 def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, weights=None,
-                    check_share=0.0, retry_share=0.0, wrong=None, mask_mistake=False):
+                    check_share=0.0, retry_share=0.0, wrong=None, mask_mistake=False,
+                    mask_recovery=False):
     """(ids, loss mask) of one expert episode per task, cut after its last action; a seeded
     recovery_share of them are recovery episodes, a seeded hint_share played in envs['hint'],
     a seeded retry_share of the tasks with a wrong edit in `wrong` ({task id: patch},
     gym_v2.wrong_edits) retry after it (gym_v2.retry_policy), with mask_mistake its wrong edit
     left out of the loss (weight 0: in the context, never a target), a seeded check_share test
     the right edit before submitting (gym_v2.checked_policy); weights ({part: weight},
-    agentrl.part_weights) weight the last edit's parts (agentrl.weighted_action_mask)."""
+    agentrl.part_weights) weight the last edit's parts (agentrl.weighted_action_mask); with
+    mask_recovery a recovery episode's non-applying edit is left out of the loss likewise."""
     weights = weights or arl.part_weights()
     wrong = wrong or {}
     rng = random.Random(seed)
@@ -192,7 +203,8 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, we
     retry = gym_v2.retry_policy(wrong)
     examples = []
     for task in tasks:
-        policy = gym_v2.recovery_policy if rng.random() < recovery_share else arl.expert_policy
+        recovering = rng.random() < recovery_share
+        policy = gym_v2.recovery_policy if recovering else arl.expert_policy
         env = envs['hint' if rng.random() < hint_share else 'plain']
         retrying = retry_share and task.id in wrong and retry_rng.random() < retry_share
         if retrying:
@@ -207,6 +219,9 @@ def expert_examples(tasks, tokenizer, envs, hint_share, recovery_share, seed, we
         weighted = arl.weighted_action_mask(ids, mask[:end], tokenizer, weights)
         if mask_mistake and retrying:
             weighted = leave_out(ids, weighted, tokenizer, f'<call> edit {wrong[task.id]} </call>')
+        mistake = gym_v2.wrong_line_patch(task) if recovering and not retrying else None
+        if mask_recovery and mistake:
+            weighted = leave_out(ids, weighted, tokenizer, f'<call> edit {mistake} </call>')
         examples.append((ids, weighted))
     return examples
 
@@ -249,7 +264,8 @@ def run(recipe, context, pool):
               f'fails a visible test', flush=True)
     examples = expert_examples(train, tok, envs, recipe.hint_share, recipe.recovery_share,
                                recipe.train_seed, recipe.weights(), recipe.check_share,
-                               recipe.retry_share, wrong, recipe.mask_retry_mistake)
+                               recipe.retry_share, wrong, recipe.mask_retry_mistake,
+                               recipe.mask_recovery_mistake)
     print(f'{len(examples)} expert episodes, {sum(len(e[0]) for e in examples) / len(examples):.0f}'
           f' tokens on average ({time.time() - context.start:.0f} s)', flush=True)
     if recipe.load:
