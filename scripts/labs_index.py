@@ -265,6 +265,48 @@ EXPERIMENTS = [
         "(Section A.8 prints both; `tests/test_labs.py::test_a_later_lab_pairs_its_policy_with_the_"
         "standard_control` checks the pairing).",
         ["gym_v2_standard_fresh"]),
+    Experiment(
+        "Turn-level credit against the Monte Carlo truth",
+        "With the gym's deterministic observations, the value of every state a group of the "
+        "copy-weight warm start's episodes visited can be estimated by sampling continuations; "
+        "how well do trajectory-level RLOO credit and GiGPO-style anchor-state credit "
+        "correlate with the true advantage of each turn, and with a second, independent "
+        "estimate of the truth? No policy is trained.",
+        "On nine tasks all three credits (RLOO, GiGPO, GiGPO's step level alone) correlate "
+        "moderately with the truth, with overlapping intervals; the two truth estimates agree "
+        "better with each other than any method does with them (Section 12.4; "
+        "`tests/test_multi_turn.py::test_the_turn_credit_record_scores_as_the_chapter_prints`).",
+        ["gym_v2_turn_credit"]),
+]
+
+
+@dataclass
+class Proposed:
+    """An arm whose lab code exists and whose runs have not been made: its one primary
+    comparison, the smallest effect the standard fresh evaluation detects for it, and the
+    commands that make its records."""
+    title: str
+    comparison: str
+    detectable: str
+    commands: list[str]
+
+
+GIGPO = f"gym_v2_rl_{RECIPE}_gigpo_lr3e-4_u300"
+PROPOSED = [
+    Proposed(
+        "GiGPO against RLOO at equal episodes (Chapter 12)",
+        "The solve rate at T = 1 on fresh instances of RL's placements after 300 updates (19,200 "
+        "episodes sampled by the policy, as RLOO's arm), three seeds of GiGPO against the three "
+        f"seeds of `{RECIPE}_rloo_lr3e-4_u300`, paired by task on the same episode seeds; the "
+        "unseen placements and the sharpening control are reported beside it.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
+        "A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on mixed --fresh-padding 8 --method gigpo --lr 3e-4 --updates 300{seed}"
+         for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
+           + " ".join(seeds(GIGPO))]),
 ]
 
 PREAMBLE = """\
@@ -292,6 +334,7 @@ reads it. The tests in `tests/` check each chapter claim against the records.
 | `gym_v2_copying.py` | whether the edit's line digit comes from the hint (padded tasks) |
 | `gym_v2_edit_parts.py` | the expert path split into the edit's line, old text and fix |
 | `gym_v2_checks.py` | whether a policy tests its edit, and edits again when the check fails |
+| `gym_v2_turn_credit.py` | the Monte Carlo value of every state a group visited, to score turn-level credit (no training) |
 
 `evaluate.py` holds the evaluation the BugFix-v2 labs share (Section 6.8's saves): the solve
 rate at temperature 1 with 8 samples per task and its standard error over tasks, greedy, pass@k,
@@ -330,6 +373,12 @@ def render(manifest: dict[str, dict], experiments: list[Experiment] = EXPERIMENT
             command = entry["command"] if entry else "(no such record)"
             parts.append(f"# {stem}\n{command}\n")
         parts.append("```\n")
+    parts.append("\n## Arms proposed, not yet run\n")
+    for arm_ in PROPOSED:
+        parts.append(f"\n### {arm_.title}\n\n"
+                     f"**Primary comparison.** {arm_.comparison}\n\n"
+                     f"**Smallest detectable effect.** {arm_.detectable}\n\n"
+                     "**Commands:**\n\n```sh\n" + "\n".join(arm_.commands) + "\n```\n")
     return "".join(parts)
 
 

@@ -114,7 +114,7 @@ import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
-METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo')
+METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'gigpo')
 PPO_LAM = 1.0                # Chapter 8's ppo_update with GAE lambda 1: the critic as a baseline
 REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
@@ -211,6 +211,8 @@ class RlRecipe(harness.Recipe):
             raise RecipeError('--ppo-epochs and --ppo-minibatches apply to --method ppo')
         if self.lora_alpha != defaults.lora_alpha and not self.lora_rank:
             raise RecipeError('--lora-alpha scales the adapters of --lora-rank R; give R')
+        if self.kl_coef and self.method == 'gigpo':
+            raise RecipeError('--kl-coef is not implemented for --method gigpo')
         if self.kl_coef and self.method == 'ppo':
             raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
 
@@ -272,6 +274,18 @@ def advantages(rewards, method):
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
 
 
+def turn_weights(episodes, credit):
+    """Per-turn credit (one list per episode, one value per turn) on the token_logprobs grid of
+    collate_trajectories(episodes) -> [B, T-1]: each turn's value on the positions that predict
+    its call's tokens, 0 elsewhere."""
+    T = max(len(e.ids) for e in episodes)
+    weights = torch.zeros(len(episodes), T - 1)
+    for b, (e, turns) in enumerate(zip(episodes, credit)):
+        for (start, end), a in zip(arl.action_spans(e.action_mask), turns):
+            weights[b, start - 1:end - 1] = a
+    return weights
+
+
 def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0):
     """One optimiser step on the groups whose rewards differ -> stats (or None if none do).
     REINFORCE has no baseline, so it keeps every group: a group of four successes weighs in.
@@ -287,6 +301,11 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
         return None
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
     episodes = [e for g in groups for e in g]
+    if method == 'gigpo':        # Chapter 12: RLOO's episode level plus anchor-state steps
+        credit = [c for g in groups for c in arl.gigpo_turn_credit(g)]
+        stats = arl.pg_step(model, optimizer, episodes, turn_weights(episodes, credit),
+                            'seq-mean-token-mean', grad_clip)
+        return {'loss': stats['loss'], 'groups': mixed, 'grad_norm': stats['grad_norm']}
     adv = advantages(rewards, method).flatten()
     if not kl_coef:
         loss, norm = arl.fast_grpo_step(model, optimizer, episodes, adv, grad_clip)
