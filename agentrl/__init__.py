@@ -3761,6 +3761,153 @@ class LineEditBonusEnv(HintedBugFixEnv):
             reward += self.bonus
         return obs, reward, done, info
 
+# ---- saved in 12-multi-turn.md ----
+def truncation_flags(trajectory, tokenizer):
+    """What the caps did to an episode -> dict: turn_cap (play stopped at max_turns before the
+    environment ended the episode: Trajectory.done is False) and cut_turns (the turns whose
+    sampled call ended without </call> or <eos>: the token cap cut it). Read from the sampled
+    ids, never from decoded text, which cannot tell a cut call from a malformed one."""
+    stops = (tokenizer.end_call_id, tokenizer.eos_id)
+    ends = [int(trajectory.ids[end - 1]) for _, end in action_spans(trajectory.action_mask)]
+    return {'turn_cap': not trajectory.done,
+            'cut_turns': [k for k, last in enumerate(ends) if last not in stops]}
+
+# ---- saved in 12-multi-turn.md ----
+import copy
+import random
+import types
+
+
+class StateEnv:
+    """An environment whose reset starts from a visited state instead of a task's beginning.
+
+    reset((task, actions)) resets a copy of env on task and replays actions (none may end the
+    episode); it returns the first observation followed, for each replayed action, by a newline,
+    the action, a newline and its observation: the text play_episode puts in the context up to
+    that state. step goes to that copy. Because the gym's observations are deterministic, an
+    episode of collect_episodes on (task, actions) with max_turns - len(actions) turns continues
+    the visited state as the policy would have continued it.
+    """
+
+    def __init__(self, env):
+        self.env = env
+
+    def reset(self, state):
+        task, actions = state
+        self.inner = copy.copy(self.env)
+        text = self.inner.reset(task)
+        for action in actions:
+            obs, _, done, _ = self.inner.step(action)
+            if done:
+                raise ValueError(f'replayed action {action!r} ends the episode')
+            text += '\n' + action + '\n' + obs
+        return text
+
+    def step(self, action):
+        return self.inner.step(action)
+
+
+def visited_states(task, episodes):
+    """The states a group of episodes of task visited before each of their turns -> dict
+    {history: (task, actions)}, history the tuple of the earlier actions (observations are a
+    function of the task and the actions, so the history is the state)."""
+    states = {}
+    for episode in episodes:
+        actions = [action for action, _ in episode.turns]
+        for k in range(len(actions)):
+            states[tuple(actions[:k])] = (task, actions[:k])
+    return states
+
+
+def state_values(model, env, tokenizer, states, samples, seed=0, max_turns=8, **kwargs):
+    """Monte Carlo values of states ({key: (task, actions)}) under model -> {key: float}: the
+    mean reward of `samples` episodes continued from each state by collect_episodes on a
+    StateEnv with the turns left (max_turns - len(actions)). kwargs go to collect_episodes."""
+    values, state_env = {}, StateEnv(env)
+    for k in sorted({len(actions) for _, actions in states.values()}):
+        keys = sorted((key for key in states if len(states[key][1]) == k), key=str)
+        episodes = collect_episodes(model, state_env, [states[key] for key in keys
+                                                       for _ in range(samples)],
+                                    tokenizer, seed=seed + k, max_turns=max_turns - k, **kwargs)
+        for i, key in enumerate(keys):
+            values[key] = sum(e.reward for e in episodes[i * samples:(i + 1) * samples]) / samples
+    return values
+
+
+def true_turn_advantages(episode, values):
+    """Per turn k of episode, V(h_{k+1}) - V(h_k) -> list of floats, values the V of the
+    visited histories (state_values); after the last turn V is the episode's reward (gamma =
+    1, reward at the end). Under the policy that made values, the turn's advantage
+    Q(h, a) - V(h) up to Monte Carlo error."""
+    actions = [action for action, _ in episode.turns]
+    v = [values[tuple(actions[:k])] for k in range(len(actions))] + [episode.reward]
+    return [v[k + 1] - v[k] for k in range(len(actions))]
+
+
+def rloo_turn_credit(episodes):
+    """Trajectory-level credit of a group: every turn of episode i gets RLOO's advantage of its
+    reward -> list (per episode) of lists (per turn)."""
+    adv = rloo_advantages(torch.tensor([[e.reward for e in episodes]], dtype=torch.float64))
+    return [[a] * len(e.turns) for a, e in zip(adv[0].tolist(), episodes)]
+
+
+def gigpo_turn_credit(episodes, gamma=1.0, step_weight=1.0, episode_level=True):
+    """GiGPO-style credit of a group (arXiv 2505.10978) -> list (per episode) of lists (per turn).
+
+    Anchor states: the turns of the group that start from the same state (the same history of
+    actions) form a step group. A turn's step advantage is its discounted return to go minus
+    the mean of its step group's (0 in a group of one; GiGPO's mean-only normalisation). With
+    episode_level, RLOO's episode advantage is added: A = A_episode + step_weight * A_step."""
+    returns, keys, groups = [], [], {}
+    for e in episodes:
+        actions = [action for action, _ in e.turns]
+        n = len(actions)
+        returns.append([gamma ** (n - 1 - k) * e.reward for k in range(n)])
+        keys.append([tuple(actions[:k]) for k in range(n)])
+        for k in range(n):
+            groups.setdefault(keys[-1][k], []).append(returns[-1][k])
+    base = (rloo_turn_credit(episodes) if episode_level
+            else [[0.0] * len(e.turns) for e in episodes])
+    return [[base[i][k] + step_weight * (returns[i][k] - sum(groups[key]) / len(groups[key]))
+             for k, key in enumerate(ks)] for i, ks in enumerate(keys)]
+
+
+def pearson(x, y):
+    """Pearson correlation of two equal-length sequences of floats (nan if one is constant)."""
+    x, y = torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
+    x, y = x - x.mean(), y - y.mean()
+    denom = (x.square().sum() * y.square().sum()).sqrt()
+    return float('nan') if denom == 0 else float((x * y).sum() / denom)
+
+
+def cluster_bootstrap_corr(clusters, resamples=2000, seed=0, level=0.9):
+    """Correlation of pooled (estimate, truth) pairs, with a bootstrap over clusters (tasks)
+    -> (r, low, high). clusters: one list of (estimate, truth) pairs per task; a resample draws
+    len(clusters) tasks with replacement and pools their pairs (a resample with a constant side
+    is skipped); [low, high] is the central `level` percentile interval."""
+    rng = random.Random(seed)
+    pooled = [p for c in clusters for p in c]
+    r = pearson([p[0] for p in pooled], [p[1] for p in pooled])
+    draws = []
+    for _ in range(resamples):
+        pairs = [p for _ in clusters for p in clusters[rng.randrange(len(clusters))]]
+        value = pearson([p[0] for p in pairs], [p[1] for p in pairs])
+        if value == value:
+            draws.append(value)
+    draws.sort()
+    tail = (1 - level) / 2
+    return r, draws[int(tail * len(draws))], draws[min(len(draws) - 1,
+                                                       int((1 - tail) * len(draws)))]
+
+
+def replayed_group(record_task):
+    """A group of a gym_v2_turn_credit record's task as (episodes, [values, values]): episodes
+    with .turns ((action, '') pairs) and .reward, enough for the credit functions above."""
+    episodes = [types.SimpleNamespace(turns=[(a, '') for a in e['actions']], reward=e['reward'],
+                                      error=e['error']) for e in record_task['episodes']]
+    values = [{tuple(k): v for k, v in estimate} for estimate in record_task['values']]
+    return episodes, values
+
 # ---- saved in 13-rollout-systems.md ----
 import datetime
 import os

@@ -92,7 +92,7 @@ PLAN: tuple[Entry, ...] = (
     _e("C", "C-case-study", APPENDICES, True, "Case study: what RL learned on BugFix-v2",
        "案例研究：RL 在 BugFix-v2 上学到了什么"),
     _e("11", "11-rewards", SCALE, True, "Rewards", "奖励"),
-    _e("12", "12-multi-turn", SCALE, False, "Multi-turn", "多轮交互"),
+    _e("12", "12-multi-turn", SCALE, True, "Multi-turn", "多轮交互"),
     _e("13", "13-rollout-systems", SCALE, True, "Rollout systems", "Rollout 系统"),
     _e("14", "14-efficiency", SCALE, True, "Efficiency", "效率"),
     _e("15", "15-sft-and-rejection-sampling", SCALE, True, "SFT and rejection sampling",

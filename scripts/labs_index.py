@@ -254,21 +254,6 @@ EXPERIMENTS = [
         ["gym_v2_hint_recovery_6000_pad6_copy4_d128_lr2.5e-3"]
         + arm("hg_mixed_pad6_copy4_d128_fresh8_rloo_lr3e-4_u300")),
     Experiment(
-        "The reward itself: partial credit, a proxy, a coin flip (planned)",
-        "From the copying warm start with mixed batches and RLOO for 300 updates, three seeds each, "
-        "paid by Chapter 11's `agentrl.RewardEnv`: does the fraction of hidden tests passed "
-        "(`partial`), the visible tests alone (`visible`, a proxy whose gold reward the log keeps "
-        "as `solved`) or a coin flip (`random`, the control of a reward claim) change the fresh "
-        "solve rate? One primary comparison per arm: its fresh solve rate minus the binary "
-        "reward's (`gym_v2_rl_fresh_hg_mixed_pad6_copy4_fresh8_rloo_lr3e-4_u300`), paired by task "
-        "on the fresh instances of RL's placements. The smallest effect the standard fresh "
-        "evaluation detects there is 0.035 on these placements and 0.09 by placement "
-        "(Section A.8), so an arm within 0.035 of the binary one is level by design.",
-        "Not run yet; the code path is checked by `tests/test_labs.py::test_the_rl_lab_trains_on_a_"
-        "chosen_reward_and_logs_the_gold_one`. Commands, for R in partial, visible, random: "
-        "`.venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 --train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --reward R --seed S (S = 0, 1, 2), then book/labs/gym_v2_rl_fresh.py --runs on the three runs`.",
-        []),
-    Experiment(
         "The standard fresh evaluation",
         "The copy-weight warm start on eight fresh variants of every held-out placement, at "
         "every control temperature, recorded once: what difference between two arms can a "
@@ -281,28 +266,90 @@ EXPERIMENTS = [
         "standard_control` checks the pairing).",
         ["gym_v2_standard_fresh"]),
     Experiment(
-        "SFT, masked recovery, rejection sampling and DPO at equal episodes (not run yet)",
-        "Chapter 15's arms, three seeds each, on the weight-4 warm start's recipe and paired by "
-        "task on fresh instances: does a warm start whose recovery demonstrations leave the "
-        "non-applying edit out of the loss (`gym_v2_warm_start.py ... --mask-recovery-mistake`) "
-        "beat the same recipe with the edit in the loss, and the recipe without recovery "
-        "demonstrations (`--recovery-share 0`)? From the weight-4 warm start, does online "
-        "rejection sampling (`gym_v2_rl.py --method positive`, already run and read in Section "
-        "15.3) beat its random-selection control at the same episodes (`--method random_kept`), and "
-        "what does DPO on a (best, worst) pair of each mixed group do (`--method dpo`)?",
-        "Not run yet. One primary comparison: `--method random_kept` against `--method positive` at "
-        "T=1 on RL's placements, paired by task, the three seeds averaged; the standard fresh "
-        "evaluation detects an effect of 0.035 on these placements and 0.09 for the recipe on "
-        "placements like them (Section A.8); Section 15.2 prints the sizes. Commands, each for "
-        "--seed (or --train-seed) 0, 1 and 2: `gym_v2_rl.py --warm "
-        "gym_v2_hint_recovery_6000_pad6_copy4 --train-on mixed --fresh-padding 8 --method "
-        "random_kept --lr 3e-4 --updates 300`, the same with `--method dpo`, then "
-        "`gym_v2_rl_fresh.py --runs` on each arm's three runs; `gym_v2_warm_start.py "
-        "--hint-share 1 --steps 6000 --pad-lines 6 --copy-weight 4 --sweep hint "
-        "--mask-recovery-mistake`, and the same with `--recovery-share 0`. Reduced runs: "
-        "`tests/test_labs.py::test_rejection_sampling_control_and_dpo_arms_run_reduced` and "
-        "`::test_recovery_demonstrations_with_the_mistake_masked_train_the_experts_actions`.",
-        []),
+        "Turn-level credit against the Monte Carlo truth",
+        "With the gym's deterministic observations, the value of every state a group of the "
+        "copy-weight warm start's episodes visited can be estimated by sampling continuations; "
+        "how well do trajectory-level RLOO credit and GiGPO-style anchor-state credit "
+        "correlate with the true advantage of each turn, and with a second, independent "
+        "estimate of the truth? No policy is trained.",
+        "On nine tasks all three credits (RLOO, GiGPO, GiGPO's step level alone) correlate "
+        "moderately with the truth, with overlapping intervals; the two truth estimates agree "
+        "better with each other than any method does with them (Section 12.4; "
+        "`tests/test_multi_turn.py::test_the_turn_credit_record_scores_as_the_chapter_prints`).",
+        ["gym_v2_turn_credit"]),
+]
+
+
+@dataclass
+class Proposed:
+    """An arm whose lab code exists and whose runs have not been made: its one primary
+    comparison, the smallest effect the standard fresh evaluation detects for it, and the
+    commands that make its records."""
+    title: str
+    comparison: str
+    detectable: str
+    commands: list[str]
+
+
+GIGPO = f"gym_v2_rl_{RECIPE}_gigpo_lr3e-4_u300"
+PROPOSED = [
+    Proposed(
+        "GiGPO against RLOO at equal episodes (Chapter 12)",
+        "The solve rate at T = 1 on fresh instances of RL's placements after 300 updates (19,200 "
+        "episodes sampled by the policy, as RLOO's arm), three seeds of GiGPO against the three "
+        f"seeds of `{RECIPE}_rloo_lr3e-4_u300`, paired by task on the same episode seeds; the "
+        "unseen placements and the sharpening control are reported beside it.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
+        "A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on mixed --fresh-padding 8 --method gigpo --lr 3e-4 --updates 300{seed}"
+         for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
+           + " ".join(seeds(GIGPO))]),
+    Proposed(
+        "Partial credit, the visible tests and a coin flip as the reward (Chapter 11)",
+        "For each reward R of `partial` (the fraction of hidden tests passed), `visible` (the "
+        "visible tests alone, a proxy whose gold reward the log keeps as `solved`) and `random` "
+        "(a coin flip, the control of a reward claim), paid by `agentrl.RewardEnv` from the "
+        "copy-weight warm start with mixed batches and RLOO for 300 updates: its fresh solve rate "
+        f"at T = 1 minus the binary reward's (`gym_v2_rl_fresh_{RECIPE}_rloo_lr3e-4_u300`), paired "
+        "by task on fresh instances of RL's placements, three seeds each; the unseen placements "
+        "and the sharpening control are reported beside it.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
+        "A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --reward "
+         f"{reward}{seed}" for reward in ("partial", "visible", "random")
+         for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one reward>"]),
+    Proposed(
+        "Rejection sampling against its random-selection control, and DPO (Chapter 15)",
+        "Online rejection sampling (`--method positive`, whose three seeds exist) against its "
+        "control at equal kept episodes (`--method random_kept`: as many episodes kept as "
+        "succeeded, drawn whatever their reward): the fresh solve rate at T = 1 on RL's "
+        "placements, paired by task, three seeds each. DPO on one (best, worst) pair per mixed "
+        "group (`--method dpo`) is reported beside it against the same arm.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8; Section 15.2 prints the sizes); a claim about placements like them needs "
+        "about 0.09 (by placement). A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on mixed --fresh-padding 8 --method {method} --lr 3e-4 --updates 300{seed}"
+         for method in ("random_kept", "dpo") for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one method>"]),
+    Proposed(
+        "Recovery demonstrations with the mistake masked (Chapter 15)",
+        "The weight-4 warm start's recipe with its recovery demonstrations' non-applying edit "
+        "left out of the loss (`--mask-recovery-mistake`) against the same recipe with the edit "
+        "in the loss (seeds 0 and 1 exist as `gym_v2_hint_recovery_6000_pad6_copy4` and `_t1`) "
+        "and without recovery demonstrations (`--recovery-share 0`): the fresh solve rate at "
+        "T = 1 on the held-out placements, paired by task, three training seeds each.",
+        "Paired by task the standard fresh evaluation resolves about 0.035 on these placements "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement).",
+        [f".venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --steps 6000 "
+         f"--pad-lines 6 --copy-weight 4 --sweep hint {variant} --train-seed {seed}"
+         for variant in ("--mask-recovery-mistake", "--recovery-share 0") for seed in (0, 1, 2)]),
 ]
 
 PREAMBLE = """\
@@ -330,6 +377,7 @@ reads it. The tests in `tests/` check each chapter claim against the records.
 | `gym_v2_copying.py` | whether the edit's line digit comes from the hint (padded tasks) |
 | `gym_v2_edit_parts.py` | the expert path split into the edit's line, old text and fix |
 | `gym_v2_checks.py` | whether a policy tests its edit, and edits again when the check fails |
+| `gym_v2_turn_credit.py` | the Monte Carlo value of every state a group visited, to score turn-level credit (no training) |
 
 `evaluate.py` holds the evaluation the BugFix-v2 labs share (Section 6.8's saves): the solve
 rate at temperature 1 with 8 samples per task and its standard error over tasks, greedy, pass@k,
@@ -368,6 +416,12 @@ def render(manifest: dict[str, dict], experiments: list[Experiment] = EXPERIMENT
             command = entry["command"] if entry else "(no such record)"
             parts.append(f"# {stem}\n{command}\n")
         parts.append("```\n")
+    parts.append("\n## Arms proposed, not yet run\n")
+    for arm_ in PROPOSED:
+        parts.append(f"\n### {arm_.title}\n\n"
+                     f"**Primary comparison.** {arm_.comparison}\n\n"
+                     f"**Smallest detectable effect.** {arm_.detectable}\n\n"
+                     "**Commands:**\n\n```sh\n" + "\n".join(arm_.commands) + "\n```\n")
     return "".join(parts)
 
 

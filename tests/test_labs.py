@@ -304,3 +304,26 @@ def test_rejection_sampling_control_and_dpo_arms_run_reduced(tmp_path):
         record = arl.load_record(path.stem, tmp_path)
         assert record.recipe['method'] == method
         assert path.stem == harness.run_name(lab, harness.recipe_of(record))
+
+
+def test_the_gigpo_arm_runs_reduced_with_per_turn_weights(tmp_path):
+    """Chapter 12's GiGPO arm: gym_v2_rl --method gigpo trains on per-turn credit."""
+    path = run_lab('gym_v2_rl', ['--reduced', '--results', str(tmp_path), '--state',
+                                 str(tmp_path / 'runs'), '--warm', WARM, '--train-on', 'mixed',
+                                 '--fresh-padding', '2', '--lr', '3e-4', '--method', 'gigpo'])
+    record = json.loads(path.read_text())
+    assert record['recipe']['method'] == 'gigpo'
+    assert any('grad_norm' in row for row in record['results']['log'])
+    rl = harness.lab('gym_v2_rl')
+    import gym_v2_rl
+    tok = arl.CharTokenizer()
+    e = arl.play_episode(arl.BugFixEnv(cache={}), arl.make_tasks(seed=0)[0], tok,
+                         lambda context, turns: (tok.encode('<call> read </call>'), [0.0] * 8),
+                         max_turns=2)
+    w = gym_v2_rl.turn_weights([e], [[1.0, -2.0]])
+    spans = arl.action_spans(e.action_mask)
+    assert w[0, spans[0][0] - 1:spans[0][1] - 1].eq(1.0).all()
+    assert w[0, spans[1][0] - 1:spans[1][1] - 1].eq(-2.0).all()
+    lengths = [end - start for start, end in spans]
+    assert w.abs().sum() == lengths[0] + 2 * lengths[1]
+    assert rl.name == 'gym_v2_rl'

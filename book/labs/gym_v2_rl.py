@@ -20,6 +20,8 @@ policy tokens). Advantages:
            (Section 15.3's random selection; the draw has its own seeded stream per update)
   dpo      DPO (Section 15.5, beta 0.1) against the warm start on one (best, worst) pair per mixed
            group, drawn from the same stream: preference pairs from the policy's own batches
+  gigpo    Chapter 12's GiGPO: RLOO's episode-level advantage plus a step-level one from
+           anchor states (identical states across a group), weighted per turn
   reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
            groups of four successes are reinforced too (the loss averages over all 64 episodes)
   ppo      Chapter 8's ppo_update on a ValueHead over the policy (value initialised to 0,
@@ -127,7 +129,7 @@ import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
-METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo')
+METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo', 'gigpo')
 DPO_BETA = 0.1               # --method dpo: DPO's beta (Section 15.5)
 PPO_LAM = 1.0                # Chapter 8's ppo_update with GAE lambda 1: the critic as a baseline
 REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
@@ -234,6 +236,8 @@ class RlRecipe(harness.Recipe):
         if self.kl_coef and self.method == 'dpo':
             raise RecipeError('--method dpo holds the policy to the warm start through its beta; '
                               '--kl-coef does not apply')
+        if self.kl_coef and self.method == 'gigpo':
+            raise RecipeError('--kl-coef is not implemented for --method gigpo')
         if self.kl_coef and self.method == 'ppo':
             raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
 
@@ -305,6 +309,18 @@ def advantages(rewards, method, rng=None):
     raise ValueError(f'unknown method {method!r}; choose one of {METHODS}')
 
 
+def turn_weights(episodes, credit):
+    """Per-turn credit (one list per episode, one value per turn) on the token_logprobs grid of
+    collate_trajectories(episodes) -> [B, T-1]: each turn's value on the positions that predict
+    its call's tokens, 0 elsewhere."""
+    T = max(len(e.ids) for e in episodes)
+    weights = torch.zeros(len(episodes), T - 1)
+    for b, (e, turns) in enumerate(zip(episodes, credit)):
+        for (start, end), a in zip(arl.action_spans(e.action_mask), turns):
+            weights[b, start - 1:end - 1] = a
+    return weights
+
+
 def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0, rng=None):
     """One optimiser step on the groups whose rewards differ -> stats (or None if none do).
     REINFORCE has no baseline, so it keeps every group: a group of four successes weighs in.
@@ -322,6 +338,11 @@ def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.
         return dpo_update(model, optimizer, groups, ref, rng or random.Random(0), grad_clip, mixed)
     rewards = torch.tensor([[e.reward for e in g] for g in groups])           # [B, G]
     episodes = [e for g in groups for e in g]
+    if method == 'gigpo':        # Chapter 12: RLOO's episode level plus anchor-state steps
+        credit = [c for g in groups for c in arl.gigpo_turn_credit(g)]
+        stats = arl.pg_step(model, optimizer, episodes, turn_weights(episodes, credit),
+                            'seq-mean-token-mean', grad_clip)
+        return {'loss': stats['loss'], 'groups': mixed, 'grad_norm': stats['grad_norm']}
     adv = advantages(rewards, method, rng).flatten()
     if not kl_coef:
         loss, norm = arl.fast_grpo_step(model, optimizer, episodes, adv, grad_clip)
