@@ -6,6 +6,8 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
 
 * ``ext.stage``: Sphinx side of the order rule: each chapter's kernel imports a library of
   earlier saves.
+* ``ext.execute_ahead``: Execute the chapters a build will read, two at a time, into the
+  execution cache.
 * ``ext.gate``: The drift gate: every executed cell must print exactly its recorded ``Output:``
   block.
 * ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the
@@ -72,6 +74,7 @@ from __future__ import annotations
 
 SUBMODULES = (
     "ext.stage",
+    "ext.execute_ahead",
     "ext.gate",
     "ext.parity",
     "ext.callouts",
