@@ -68,6 +68,8 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   rounded print.
 * ``ext.site_settings``: The hosted site: where it is published and where its sources live, in
   one table.
+* ``ext.generated``: A generated file of the repository: written atomically, or checked against
+  its source.
 """
 
 from __future__ import annotations
