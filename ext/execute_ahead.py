@@ -84,9 +84,11 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
             try:
                 executed, seconds, failure = future.result()
             except Exception as error:  # the kernel died, say: reading meets it at its cell
-                failure = str(error)
+                failure = f"{type(error).__name__}: {error}"
             if failure is not None:
-                logger.info(f"{path}: failed ahead; executed again while read [agentrl]")
+                reason = failure.strip().splitlines()[-1] if failure.strip() else "no message"
+                logger.info(f"{path}: failed ahead ({reason}); executed again while read "
+                            "[agentrl]")
                 continue
             record = cache.add_nb_to_project(str(path), read_data=read_fmt)
             cache.cache_notebook_bundle(
