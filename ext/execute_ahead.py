@@ -99,8 +99,9 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("agentrl_execution_jobs", 2, "", types=[int],
+    app.add_config_value("agentrl_execution_jobs", min(2, os.cpu_count() or 1), "", types=[int],
                          description="chapters executed at a time before Sphinx reads them "
-                                     "(1: myst-nb executes each while reading it)")
+                                     "(two, or one on a 1-core machine; 1: myst-nb executes "
+                                     "each while reading it)")
     app.connect("env-before-read-docs", execute_ahead)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
