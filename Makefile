@@ -63,10 +63,20 @@ check: setup
 portability: setup
 	$(PY) scripts/check_portability.py
 
+# What runs where, each part using both cores of a 2-core machine:
+# - html: the English build executes every chapter, two kernels at a time, into the execution
+#   cache (ext/execute_ahead.py) and gates its outputs on this machine's native path; the
+#   Chinese build and the PDF's singlehtml builds take the same outputs from that cache.
+# - pdf: one language prints in Chromium while the next one's singlehtml builds and prints.
+# - portability: every chapter and figure under the two other numeric paths, two at a time.
+# - pytest: every test, on two workers (pytest-xdist, a test file to each worker, so a file's
+#   module fixtures are built once); the figures on the native path are its test_figures.
+PYTEST_WORKERS := -n 2 --dist loadfile
+
 test: publish portability
 	$(PY) scripts/sync_locales.py --check
 	for locale in $(LOCALES); do $(PY) scripts/check_structure.py --locale $$locale || exit 1; done
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_WORKERS)
 
 # The authors' loop: what `make test` checks without building the book, the PDF or portability:
 # the library is current, the translations are in step, and every test not marked slow (the
@@ -75,7 +85,7 @@ test: publish portability
 quick: setup
 	$(PY) scripts/build_library.py --check
 	$(PY) scripts/sync_locales.py --check
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest $(PYTEST_WORKERS) -m "not slow"
 
 clean:
 	find _build -mindepth 1 -maxdepth 1 ! -name .jupyter_cache -exec rm -rf {} +

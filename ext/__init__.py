@@ -6,6 +6,8 @@ extensions, set up in this order by ``setup()`` below, each declaring its own se
 
 * ``ext.stage``: Sphinx side of the order rule: each chapter's kernel imports a library of
   earlier saves.
+* ``ext.execute_ahead``: Execute the chapters a build will read, two at a time, into the
+  execution cache.
 * ``ext.gate``: The drift gate: every executed cell must print exactly its recorded ``Output:``
   block.
 * ``ext.parity``: In a translated build, warn where a chapter's cells or outputs depart from the
@@ -66,12 +68,15 @@ Pure modules, shared with ``scripts/`` and not importing Sphinx:
   rounded print.
 * ``ext.site_settings``: The hosted site: where it is published and where its sources live, in
   one table.
+* ``ext.generated``: A generated file of the repository: written atomically, or checked against
+  its source.
 """
 
 from __future__ import annotations
 
 SUBMODULES = (
     "ext.stage",
+    "ext.execute_ahead",
     "ext.gate",
     "ext.parity",
     "ext.callouts",

@@ -3,12 +3,14 @@
 MathJax and mermaid come from their official npm packages at pinned versions, checked against
 the registry's sha512 integrity (recorded here), and unpacked into
 ``.cache/assets/<name>-<version>/`` by ``scripts/setup_assets.py``; ``ext.offline`` copies them
-into each build's ``_static``. Nothing here imports Sphinx.
+into each build's ``_static``. The press's own stylesheets are copied there by
+:func:`copy_style`. Nothing here imports Sphinx.
 """
 
 from __future__ import annotations
 
 import hashlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +91,12 @@ def tree_digest(folder: Path) -> str:
         digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def copy_style(app, source: Path) -> None:
+    """Copy one of the press's stylesheets into an HTML build's ``_static``, where its template
+    links it: a ``builder-inited`` handler, given its file with ``functools.partial``."""
+    if app.builder.format == "html":
+        static = Path(app.outdir, "_static")
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, static / source.name)

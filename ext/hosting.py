@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
+from functools import partial
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from . import site_settings as site
+from .assets import copy_style
 from .locale_table import by_language
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -109,13 +110,6 @@ def configure(app: Sphinx, config: Config) -> None:
     config.html_theme_options = options
 
 
-def copy_style(app: Sphinx) -> None:
-    if app.builder.format == "html":
-        static = Path(app.outdir, "_static")
-        static.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(TEMPLATES / STYLE, static / STYLE)
-
-
 def page_links(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     """The PDF link; on the 404 page (served at any depth) both it and the language switch
     become absolute paths under the site's prefix."""
@@ -152,7 +146,7 @@ def setup(app: Sphinx) -> dict:
         app.setup_extension(name)
     app.setup_extension("ext.lang_switch")  # its component comes first in the header
     app.connect("config-inited", configure)
-    app.connect("builder-inited", copy_style)
+    app.connect("builder-inited", partial(copy_style, source=TEMPLATES / STYLE))
     app.add_css_file(STYLE)
     app.connect("html-page-context", page_links)
     app.connect("html-page-context", forge_words, priority=THEME_BUTTONS + 1)

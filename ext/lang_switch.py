@@ -12,12 +12,13 @@ The link is the template ``lang-switch.html`` (``ext/templates/``, with its styl
 
 from __future__ import annotations
 
-import shutil
+from functools import partial
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from .assets import copy_style
 from .locale_table import LOCALES
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -41,13 +42,6 @@ def add_component(app: Sphinx, config: Config) -> None:
     if COMPONENT not in end:
         options["article_header_end"] = [COMPONENT, *end]
     config.html_theme_options = options
-
-
-def copy_style(app: Sphinx) -> None:
-    if app.builder.format == "html":
-        static = Path(app.outdir, "_static")
-        static.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(TEMPLATES / STYLE, static / STYLE)
 
 
 def other_language(app: Sphinx) -> dict | None:
@@ -79,7 +73,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("lang_switch_languages", DEFAULT_LANGUAGES, "html", types=[dict],
                          description="the two languages: folder, link text, hreflang")
     app.connect("config-inited", add_component)
-    app.connect("builder-inited", copy_style)
+    app.connect("builder-inited", partial(copy_style, source=TEMPLATES / STYLE))
     app.add_css_file(STYLE)
     app.connect("html-page-context", add_link)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

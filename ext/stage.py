@@ -63,9 +63,8 @@ def harvest_book(app: Sphinx) -> None:
     os.environ.update(kernel_variables(Path(app.srcdir).parent))
 
 
-def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
-    if docname not in getattr(app.env, "agentrl_chapters", set()):
-        return
+def staged_source(app: Sphinx, docname: str, text: str) -> tuple[Path, str]:
+    """The chapter's staged library and its text with that library's kernelspec (the cache key)."""
     staging = app.env.agentrl_staging
     root = Path(app.confdir, app.config.agentrl_stage_dir)
     name = docname + ".md"
@@ -73,8 +72,14 @@ def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
         directory = staging.stage(name, root)
     else:  # not in the book, or no valid library: never an installed or neighbour's agentrl
         directory = stage([], {}, root)
+    return directory, set_kernel_display_name(text, kernel_display_name(directory.name))
+
+
+def stage_chapter(app: Sphinx, docname: str, source: list[str]) -> None:
+    if docname not in getattr(app.env, "agentrl_chapters", set()):
+        return
+    directory, source[0] = staged_source(app, docname, source[0])
     os.environ["PYTHONPATH"] = str(directory)
-    source[0] = set_kernel_display_name(source[0], kernel_display_name(directory.name))
 
 
 def kernel_display_name(library_hash: str) -> str:

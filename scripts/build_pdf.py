@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ext.locale_table import by_folder, folders
@@ -202,8 +203,8 @@ def check_rendered(pdf: Path, pages: list[str], page_html: str) -> None:
         fail(f"{pdf.name}: the mermaid graph was printed as source (mermaid did not run)")
 
 
-def build(folder: str, budget_ms: int, run_sphinx: bool) -> Path:
-    outdir = singlehtml(folder) if run_sphinx else BUILD / folder / "singlehtml"
+def build(folder: str, outdir: Path, budget_ms: int) -> Path:
+    """Print ``outdir``'s singlehtml page as the language's PDF and check it."""
     index = outdir / "index.html"
     if not index.is_file():
         fail(f"no singlehtml build at {index.relative_to(ROOT)}; run without --no-sphinx")
@@ -256,8 +257,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ensure_packages()
     start = time.perf_counter()
-    for folder in args.lang:
-        build(folder, args.budget, args.sphinx)
+    # One language prints while the next one's singlehtml builds and prints: Chromium's print
+    # keeps about one core busy, so the two languages take little more than the longer one.
+    # The singlehtml builds run one after the other: the first executes any chapter missing
+    # from the cache, and the next then finds it there instead of executing it again.
+    with ThreadPoolExecutor(max_workers=len(args.lang)) as pool:
+        printing = [pool.submit(build, folder, singlehtml(folder) if args.sphinx
+                                else BUILD / folder / "singlehtml", args.budget)
+                    for folder in args.lang]
+        for future in printing:
+            future.result()
     log(f"done in {time.perf_counter() - start:.0f} s")
     return 0
 

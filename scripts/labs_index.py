@@ -14,11 +14,12 @@ A finding names the test that checks it against the records.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from ext.generated import write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "book" / "labs" / "records.toml"
@@ -450,19 +451,11 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(manifest)
     for line in found:
         print(f"error: {line}", file=sys.stderr)
-    if args.check:
-        current = INDEX.read_text(encoding="utf-8") if INDEX.exists() else None
-        if current != text:
-            print(f"{INDEX.relative_to(ROOT)} is stale: run python scripts/labs_index.py",
-                  file=sys.stderr)
-            return 1
-        return 1 if found else 0
-    partial = INDEX.with_suffix(".md.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, INDEX)
-    print(f"wrote {INDEX.relative_to(ROOT)} ({len(EXPERIMENTS)} experiments, "
-          f"{len(manifest)} records)")
-    return 1 if found else 0
+    current = write_or_check(INDEX, text, args.check, "python scripts/labs_index.py")
+    if not args.check:
+        print(f"wrote {INDEX.relative_to(ROOT)} ({len(EXPERIMENTS)} experiments, "
+              f"{len(manifest)} records)")
+    return 1 if found or not current else 0
 
 
 if __name__ == "__main__":

@@ -21,13 +21,15 @@ import argparse
 import functools
 import importlib
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import agentrl as arl
+from ext.generated import write_or_check
+
+import labs_index  # the labs' README, an index of experiments written from this manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "book" / "labs" / "results"
@@ -184,20 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(items)
     for line in found:
         print(f"error: {line}", file=sys.stderr)
-    import labs_index  # the labs' README, an index of experiments written from this manifest
-
-    if args.check:
-        current = MANIFEST.read_text(encoding="utf-8") if MANIFEST.exists() else None
-        if current != text:
-            print(f"{MANIFEST.relative_to(ROOT)} is stale: run python scripts/records_manifest.py",
-                  file=sys.stderr)
-            return 1
-        return 1 if found or labs_index.main(["--check"]) else 0
-    partial = MANIFEST.with_suffix(".toml.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, MANIFEST)
-    print(f"wrote {MANIFEST.relative_to(ROOT)} ({len(items)} records)")
-    return 1 if labs_index.main([]) or found else 0
+    if not write_or_check(MANIFEST, text, args.check, "python scripts/records_manifest.py"):
+        return 1
+    if not args.check:
+        print(f"wrote {MANIFEST.relative_to(ROOT)} ({len(items)} records)")
+    # The labs' README, an index of experiments written from this manifest, follows it.
+    return 1 if labs_index.main(["--check"] if args.check else []) or found else 0
 
 
 if __name__ == "__main__":

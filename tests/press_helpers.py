@@ -269,12 +269,13 @@ class Build:
         return [w for w in self.warnings if w.type == type_]
 
     def executed(self, docname: str) -> bool:
-        """True when myst-nb executed the chapter in this build (not served from the cache)."""
+        """True when the chapter was executed in this build (not served from an earlier build's
+        cache): by myst-nb while reading it, or before reading by ``ext.execute_ahead``."""
         src = str(self.srcdir / f"{docname}.md")
         ran = f"{src}: Executing notebook" in self.stdout
         cached = f"{src}: Using cached notebook" in self.stdout
         assert ran != cached, f"{docname}: neither or both executed and cached:\n{self.stdout}"
-        return ran
+        return ran or f"{src}: executed ahead in" in self.stdout
 
     def timings(self) -> dict:
         return json.loads((self.outdir.parent / "timings.json").read_text(encoding="utf-8"))

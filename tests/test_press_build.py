@@ -6,6 +6,7 @@ so it reuses the English runs) and English again with a zero budget into another
 
 from __future__ import annotations
 
+import os
 import re
 
 import nbformat
@@ -46,6 +47,20 @@ def test_english_build_executes_and_chinese_build_reuses_it(built):
     _, builds = built
     assert builds["en"].executed("01-basics") and builds["en"].executed("02-next")
     assert not builds["zh"].executed("01-basics") and not builds["zh"].executed("02-next")
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: chapters execute while read")
+def test_chapters_execute_two_at_a_time_before_they_are_read_from_the_cache(built):
+    """ext.execute_ahead stores each chapter under the key myst-nb computes, so reading finds it
+    there (and the gate compares its outputs, as test_fixture_builds_clean_with_W checks)."""
+    _, builds = built
+    stdout = builds["en"].stdout
+    assert "[agentrl] executing 2 chapters, 2 at a time" in stdout, stdout[-3000:]
+    for docname in ("01-basics", "02-next"):
+        source = builds["en"].srcdir / f"{docname}.md"
+        assert f"{source}: executed ahead in" in stdout
+        assert f"{source}: Using cached notebook" in stdout
+        assert f"{source}: Executing notebook" not in stdout
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
