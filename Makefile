@@ -64,9 +64,10 @@ portability: setup
 	$(PY) scripts/check_portability.py
 
 # What runs where, each part using both cores of a 2-core machine:
-# - html: the English build executes every chapter, two kernels at a time, into the execution
-#   cache (ext/execute_ahead.py) and gates its outputs on this machine's native path; the
-#   Chinese build and the PDF's singlehtml builds take the same outputs from that cache.
+# - html: the English build executes every chapter into the execution cache and gates its
+#   outputs on this machine's native path (two kernels at a time with
+#   sphinx-build -D agentrl_execution_jobs=2: ext/execute_ahead.py); the Chinese build and the
+#   PDF's singlehtml builds take the same outputs from that cache.
 # - pdf: one language prints in Chromium while the next one's singlehtml builds and prints.
 # - portability: every chapter and figure under the two other numeric paths, two at a time.
 # - pytest: every test, on two workers (pytest-xdist, a test file to each worker, so a file's

@@ -99,9 +99,11 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("agentrl_execution_jobs", min(2, os.cpu_count() or 1), "", types=[int],
+    # One by default: a chapter's budget is its wall time, and two at a time on two cores put
+    # the longest chapters within about 10% of it; raise it where the cores allow.
+    app.add_config_value("agentrl_execution_jobs", 1, "", types=[int],
                          description="chapters executed at a time before Sphinx reads them "
-                                     "(two, or one on a 1-core machine; 1: myst-nb executes "
-                                     "each while reading it)")
+                                     "(1: myst-nb executes each while reading it; 2 on a machine "
+                                     "with cores to spare for the chapters that pin one thread)")
     app.connect("env-before-read-docs", execute_ahead)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

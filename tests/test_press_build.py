@@ -29,7 +29,7 @@ from ext.locale_table import CALLOUT_KINDS, by_folder
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = copy_book(tmp_path_factory.mktemp("clean"))
-    en = sphinx_build(root, "en")
+    en = sphinx_build(root, "en", "agentrl_execution_jobs=2")
     zh = sphinx_build(root, "zh")
     budget = sphinx_build(root, "en", "agentrl_chapter_budget=0", out="budget")
     return root, {"en": en, "zh": zh, "budget": budget}
