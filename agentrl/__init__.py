@@ -4138,3 +4138,13 @@ def merge_lora(model):
                         merged.bias.copy_(child.base.bias)
                 setattr(block, name, merged)
     return model.requires_grad_(True)
+
+# ---- saved in 17-evaluation.md ----
+def pass_hat_k(n, c, k):
+    """Unbiased pass^k (every one of k samples succeeds) from c successes among n samples:
+    C(c, k) / C(n, k), computed as prod_{i<k} (c - i) / (n - i), and 0 when c < k."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f'need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}')
+    if c < k:                           # no k-subset of the samples is all successes
+        return 0.0
+    return math.prod((c - i) / (n - i) for i in range(k))
