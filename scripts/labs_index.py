@@ -44,6 +44,8 @@ class Experiment:
 
 
 RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches, fresh padding
+# The large-k lab's record, listed once it is committed (gym_v2_large_k.py makes it).
+LARGE_K = [s for s in ["gym_v2_large_k"] if (ROOT / "book" / "labs" / "results" / f"{s}.json").exists()]
 
 EXPERIMENTS = [
     Experiment(
@@ -265,6 +267,23 @@ EXPERIMENTS = [
         "(Section A.8 prints both; `tests/test_labs.py::test_a_later_lab_pairs_its_policy_with_the_"
         "standard_control` checks the pairing).",
         ["gym_v2_standard_fresh"]),
+    Experiment(
+        "RL against sharpening at large k",
+        "Does RLOO's gain at k = 1 on the placements it practised come with a loss of reach at "
+        "large k, the pattern Yue et al. (arXiv 2504.13837) report for RL on language models? "
+        "The RL policy whose weights are kept, its warm start at T=1 and the sharpening control "
+        "(the warm start at its best temperature in the run's own fresh evaluation) each play 20 "
+        "fresh tasks per half (one per placement, variant 18) 256 times, on common sampling "
+        "seeds. Primary comparison, named before the run: RL minus the control in pass@256, "
+        "paired by task, on RL's placements. The smallest effect it detects (appendix A's "
+        "`min_detectable_effect`, 5% two-sided, power 0.8), predicted from the per-task pass@8 "
+        "differences of the run's two-variant fresh evaluation: 0.23 on RL's placements, 0.21 "
+        "on the unseen ones (0.25 and 0.24 with the two halves as two comparisons); Section "
+        "17.5 prints it.",
+        "None yet: the record is not committed. Section 17.5 teaches the protocol and sizes it; "
+        "`tests/test_labs.py::test_the_large_k_lab_pairs_pass_at_k_by_task` checks the lab's "
+        "pairing on a reduced run.",
+        LARGE_K),
 ]
 
 PREAMBLE = """\
@@ -292,6 +311,7 @@ reads it. The tests in `tests/` check each chapter claim against the records.
 | `gym_v2_copying.py` | whether the edit's line digit comes from the hint (padded tasks) |
 | `gym_v2_edit_parts.py` | the expert path split into the edit's line, old text and fix |
 | `gym_v2_checks.py` | whether a policy tests its edit, and edits again when the check fails |
+| `gym_v2_large_k.py` | pass@k up to k = 256 of an RL policy, its warm start and the sharpening control, paired by task |
 
 `evaluate.py` holds the evaluation the BugFix-v2 labs share (Section 6.8's saves): the solve
 rate at temperature 1 with 8 samples per task and its standard error over tasks, greedy, pass@k,
