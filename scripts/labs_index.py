@@ -280,9 +280,12 @@ EXPERIMENTS = [
         "differences of the run's two-variant fresh evaluation: 0.23 on RL's placements, 0.21 "
         "on the unseen ones (0.25 and 0.24 with the two halves as two comparisons); Section "
         "17.5 prints it.",
-        "None yet: the record is not committed. Section 17.5 teaches the protocol and sizes it; "
-        "`tests/test_labs.py::test_the_large_k_lab_pairs_pass_at_k_by_task` checks the lab's "
-        "pairing on a reduced run.",
+        "No: RL minus the control in pass@256 is positive on both halves and within two "
+        "standard errors, so nothing at large k is a finding; against the warm start at T=1, RL "
+        "ends level on its placements and below it on the unseen ones, a comparison not named "
+        "before the run (Section 17.5 prints both; "
+        "`tests/test_labs.py::test_the_large_k_lab_pairs_pass_at_k_by_task` checks the pairing "
+        "on a reduced run).",
         LARGE_K),
 ]
 
