@@ -4492,6 +4492,16 @@ def episode_logps(model, episodes):
     logp, mask = trajectory_logprobs(model, episodes)                             # [B, T-1]
     return (logp * mask).sum(-1)
 
+# ---- saved in 17-evaluation.md ----
+def pass_hat_k(n, c, k):
+    """Unbiased pass^k (every one of k samples succeeds) from c successes among n samples:
+    C(c, k) / C(n, k), computed as prod_{i<k} (c - i) / (n - i), and 0 when c < k."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f'need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}')
+    if c < k:                           # no k-subset of the samples is all successes
+        return 0.0
+    return math.prod((c - i) / (n - i) for i in range(k))
+
 # ---- saved in 18-debugging.md ----
 import random
 

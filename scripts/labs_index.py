@@ -45,6 +45,7 @@ class Experiment:
 
 
 RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches, fresh padding
+# The large-k lab's record, listed once it is committed (gym_v2_large_k.py makes it).
 
 EXPERIMENTS = [
     Experiment(
@@ -267,6 +268,26 @@ EXPERIMENTS = [
         "standard_control` checks the pairing).",
         ["gym_v2_standard_fresh"]),
     Experiment(
+        "RL against sharpening at large k",
+        "Does RLOO's gain at k = 1 on the placements it practised come with a loss of reach at "
+        "large k, the pattern Yue et al. (arXiv 2504.13837) report for RL on language models? "
+        "The RL policy whose weights are kept, its warm start at T=1 and the sharpening control "
+        "(the warm start at its best temperature in the run's own fresh evaluation) each play 20 "
+        "fresh tasks per half (one per placement, variant 18) 256 times, on common sampling "
+        "seeds. Primary comparison, named before the run: RL minus the control in pass@256, "
+        "paired by task, on RL's placements. The smallest effect it detects (appendix A's "
+        "`min_detectable_effect`, 5% two-sided, power 0.8), predicted from the per-task pass@8 "
+        "differences of the run's two-variant fresh evaluation: 0.23 on RL's placements, 0.21 "
+        "on the unseen ones (0.25 and 0.24 with the two halves as two comparisons); Section "
+        "17.5 prints it.",
+        "No: RL minus the control in pass@256 is positive on both halves and within two "
+        "standard errors, so nothing at large k is a finding; against the warm start at T=1, RL "
+        "ends level on its placements and below it on the unseen ones, a comparison not named "
+        "before the run (Section 17.5 prints both; "
+        "`tests/test_labs.py::test_the_large_k_lab_pairs_pass_at_k_by_task` checks the pairing "
+        "on a reduced run).",
+        ["gym_v2_large_k"]),
+    Experiment(
         "Turn-level credit against the Monte Carlo truth",
         "With the gym's deterministic observations, the value of every state a group of the "
         "copy-weight warm start's episodes visited can be estimated by sampling continuations; "
@@ -379,6 +400,7 @@ reads it. The tests in `tests/` check each chapter claim against the records.
 | `gym_v2_edit_parts.py` | the expert path split into the edit's line, old text and fix |
 | `gym_v2_checks.py` | whether a policy tests its edit, and edits again when the check fails |
 | `gym_v2_turn_credit.py` | the Monte Carlo value of every state a group visited, to score turn-level credit (no training) |
+| `gym_v2_large_k.py` | pass@k up to k = 256 of an RL policy, its warm start and the sharpening control, paired by task |
 
 `evaluate.py` holds the evaluation the BugFix-v2 labs share (Section 6.8's saves): the solve
 rate at temperature 1 with 8 samples per task and its standard error over tasks, greedy, pass@k,

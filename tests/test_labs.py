@@ -105,6 +105,24 @@ def test_a_later_lab_pairs_its_policy_with_the_standard_control(scratch):
         assert len(out['rl'][split]['t1']['per_task']) == len(record.task_ids(split))
 
 
+def test_the_large_k_lab_pairs_pass_at_k_by_task(scratch):
+    """gym_v2_large_k keeps each task's successes: the pass@k of every k follows from them,
+    the paired gaps are per-task pass@k differences, and the record reads as a fresh one."""
+    import gym_v2_large_k as large_k
+    record = arl.load_record(scratch.stem('gym_v2_large_k'), scratch.folder)
+    assert record.runs == ['gym_v2_rl_hg_rloo_lr3e-4']
+    for split in ('rl_groups', 'heldout'):
+        versus = record.versus(split)
+        best = versus['control_temperature']
+        rl, control = record.trained(split)[0]['t1'], record.control(split)[best]
+        assert len(rl['successes']) == len(record.task_ids(split)) == versus['tasks']
+        for k in record.recipe['ks']:
+            per_task = large_k.per_task_pass(rl, k)
+            assert abs(sum(per_task) / len(per_task) - rl[f'pass@{k}']) < 1e-12
+            assert versus['pass@k'][str(k)]['rl minus control'] == list(arl.paired(
+                per_task, large_k.per_task_pass(control, k)))
+
+
 def without_seconds(results):
     return {k: v for k, v in results.items() if not k.endswith('seconds')}
 
