@@ -21,7 +21,7 @@ each comparison is paired by task. The record keeps each task's number of succes
 the unbiased pass@k (Section 6.8's pass_at_k) of every k up to the samples follows, and pairs
 the RL policy's per-task pass@k against the control's and the warm start's at every k of `ks`.
 
-Run from the repository root (about 30,000 episodes; about 40 minutes on one loaded core; with
+Run from the repository root (about 30,000 episodes, about an hour on one core; with
 --save-every 1 the run saves after each block of one policy on one half, and --resume continues
 from the last block saved):
     .venv/bin/python book/labs/gym_v2_large_k.py --save-every 1
