@@ -7,6 +7,7 @@ rewards are compared with the hidden and visible counts of the same code.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -93,3 +94,25 @@ def test_format_reward_is_the_share_of_calls_that_parse():
              ('<call> submit </call>', '')]
     assert arl.format_reward(SimpleNamespace(turns=turns)) == 0.5
     assert arl.format_reward(SimpleNamespace(turns=[])) == 0.0
+
+
+@pytest.mark.parametrize('kind', arl.IMPOSSIBLE_KINDS)
+def test_an_impossible_split_fails_the_reference_and_the_honest_fix(task, kind):
+    """Both impossible splits contradict the first failing visible test, so the reference
+    solution and the honest fix both fail them, and the buggy code fails them too."""
+    env = arl.RewardEnv(cache={})
+    split = arl.impossible(task, kind, env)
+    assert len(split.hidden) == len(task.hidden) + (kind == 'conflicting')
+    assert arl.binary_reward(*arl.graded(env.run(split.solution, split.hidden), split.hidden)) == 0
+    assert arl.binary_reward(*arl.graded(env.run(split.code, split.hidden), split.hidden)) == 0
+    fix, info = play(env, split, [FIX, 'submit'])
+    assert fix == 0.0 and info['hidden'][0] < info['hidden'][1]
+
+
+def test_an_impossible_split_names_its_bad_input(task):
+    env = arl.RewardEnv(cache={})
+    with pytest.raises(ValueError, match='one of'):
+        arl.impossible(task, 'one_off', env)
+    fixed = dataclasses.replace(task, code=task.solution)
+    with pytest.raises(ValueError, match='passes every visible test'):
+        arl.failing_case(fixed, env)
