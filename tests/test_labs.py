@@ -40,6 +40,7 @@ class Scratch:
             'gym_v2_rl': lambda: ['--warm', WARM, '--train-on', 'mixed', '--fresh-padding', '2',
                                   '--lr', '3e-4'],
             'gym_v2_rl_fresh': lambda: ['--runs', self.stem('gym_v2_rl')],
+            'gym_v2_cheating': lambda: ['--runs', self.stem('gym_v2_rl')],
             'gym_v2_failures': lambda: ['--fresh', self.stem('gym_v2_rl_fresh')],
             'gym_v2_checks': lambda: ['--fresh', self.stem('gym_v2_rl_fresh')],
             'gym_v2_copying': lambda: ['--warm', PAD2, '--policies', PAD2, self.stem('gym_v2_rl')],
