@@ -313,7 +313,9 @@ class Proposed:
     commands: list[str]
 
 
-GIGPO = f"gym_v2_rl_{RECIPE}_gigpo_lr3e-4_u300"
+# The arms run on the harness are named from their recipe: the warm start, then the options.
+HARNESS_RECIPE = "hint_recovery_6000_pad6_copy4_mixed_fresh8"
+GIGPO = f"gym_v2_rl_{HARNESS_RECIPE}_gigpo_lr3e-4_u300"
 PROPOSED = [
     Proposed(
         "GiGPO against RLOO at equal episodes (Chapter 12)",
