@@ -45,6 +45,8 @@ class Experiment:
 
 
 RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches, fresh padding
+# The arms run on the harness are named from their recipe: the warm start, then the options.
+HARNESS_RECIPE = "hint_recovery_6000_pad6_copy4_mixed_fresh8"
 # The large-k lab's record, listed once it is committed (gym_v2_large_k.py makes it).
 
 EXPERIMENTS = [
@@ -288,6 +290,31 @@ EXPERIMENTS = [
         "on a reduced run).",
         ["gym_v2_large_k"]),
     Experiment(
+        "The visible tests as the reward",
+        "Trained with RLOO on the visible tests alone (a proxy whose gold reward, the hidden "
+        "tests, the log keeps beside it), from the copy-weight warm start with mixed batches for "
+        "300 updates, does the policy open a gap between proxy and gold, and does it end "
+        "different from the binary reward on the hidden tests? Primary comparison, named before "
+        "the run: the proxy arm minus the binary arm in the fresh solve rate at T = 1 on RL's "
+        "placements, paired by task, three seeds each; the smallest effect the standard fresh "
+        "evaluation detects there is about 0.035 (Appendix A.8).",
+        "No gap and no difference: proxy and gold stay within 0.01 of each other in every "
+        "50-update window of every seed, and the two arms end level on both halves (Section "
+        "11.3; `tests/test_rewards.py::test_training_on_the_visible_tests_keeps_proxy_and_gold_"
+        "together`).",
+        seeds(f"gym_v2_rl_{HARNESS_RECIPE}_rewardvisible_lr3e-4_u300")
+        + [f"gym_v2_rl_fresh_rl_{HARNESS_RECIPE}_rewardvisible_lr3e-4_u300+2"]),
+    Experiment(
+        "The cheating rate before and after RL on the proxy",
+        "On impossible versions of a fresh instance of every held-out placement (ImpossibleBench's "
+        "one-off and conflicting mutations, `agentrl.impossible`), where any pass is a cheat, "
+        "how often do the warm start and the three policies trained on the visible tests pass? "
+        "Eight episodes per task at T = 1, common episode seeds.",
+        "Never: no pass on either split of either half, before or after RL, a rate below 0.004 "
+        "at 95% after (Section 11.4; `tests/test_rewards.py::test_no_policy_passes_an_impossible_"
+        "task`).",
+        ["gym_v2_cheating"]),
+    Experiment(
         "Turn-level credit against the Monte Carlo truth",
         "With the gym's deterministic observations, the value of every state a group of the "
         "copy-weight warm start's episodes visited can be estimated by sampling continuations; "
@@ -313,8 +340,6 @@ class Proposed:
     commands: list[str]
 
 
-# The arms run on the harness are named from their recipe: the warm start, then the options.
-HARNESS_RECIPE = "hint_recovery_6000_pad6_copy4_mixed_fresh8"
 GIGPO = f"gym_v2_rl_{HARNESS_RECIPE}_gigpo_lr3e-4_u300"
 PROPOSED = [
     Proposed(
@@ -332,10 +357,9 @@ PROPOSED = [
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
            + " ".join(seeds(GIGPO))]),
     Proposed(
-        "Partial credit, the visible tests and a coin flip as the reward (Chapter 11)",
-        "For each reward R of `partial` (the fraction of hidden tests passed), `visible` (the "
-        "visible tests alone, a proxy whose gold reward the log keeps as `solved`) and `random` "
-        "(a coin flip, the control of a reward claim), paid by `agentrl.RewardEnv` from the "
+        "Partial credit and a coin flip as the reward (Chapter 11)",
+        "For each reward R of `partial` (the fraction of hidden tests passed) and `random` (a "
+        "coin flip, the control of a reward claim), paid by `agentrl.RewardEnv` from the "
         "copy-weight warm start with mixed batches and RLOO for 300 updates: its fresh solve rate "
         f"at T = 1 minus the binary reward's (`gym_v2_rl_fresh_{RECIPE}_rloo_lr3e-4_u300`), paired "
         "by task on fresh instances of RL's placements, three seeds each; the unseen placements "
@@ -345,7 +369,7 @@ PROPOSED = [
         "A smaller difference is reported as level.",
         [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
          f"--train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --reward "
-         f"{reward}{seed}" for reward in ("partial", "visible", "random")
+         f"{reward}{seed}" for reward in ("partial", "random")
          for seed in ("", " --seed 1", " --seed 2")]
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one reward>"]),
     Proposed(

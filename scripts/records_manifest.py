@@ -95,7 +95,7 @@ def place(path: Path, line: int, lines: list[str], root: Path = ROOT) -> str:
 def direct_readers(stems: set[str], files: list[Path], root: Path = ROOT) -> dict[str, set[str]]:
     readers: dict[str, set[str]] = {stem: set() for stem in stems}
     # A string literal in code, or a `stem` cited in a chapter's prose (an Evidence callout).
-    literal = re.compile(r"""(['"`])([A-Za-z0-9_.\-]+)\1""")
+    literal = re.compile(r"""(['"`])([A-Za-z0-9_.+\-]+)\1""")
     for path in files:
         lines = path.read_text(encoding="utf-8").splitlines()
         for number, text in enumerate(lines):
