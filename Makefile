@@ -52,11 +52,15 @@ html: library $(addprefix html-,$(LOCALES))
 	@echo "site: _build/site/index.html"
 
 # PDF: singlehtml per language (same execution cache as html) printed by headless Chromium.
+# PDF_FLAGS: --side-by-side when html has just filled the cache (make publish, below).
 pdf: library
-	$(PY) scripts/build_pdf.py
+	$(PY) scripts/build_pdf.py $(PDF_FLAGS)
 
 # The tree the publishing workflow uploads (.github/workflows/publish.yml): the site with both
-# PDFs, checked (every language, notebook and internal link; no local path).
+# PDFs, checked (every language, notebook and internal link; no local path). html comes first
+# and fills the execution cache, so the PDF's two singlehtml builds run side by side (a
+# target-specific variable: make passes it on to publish's prerequisites).
+publish: PDF_FLAGS = --side-by-side
 publish: html pdf
 	$(PY) scripts/assemble_site.py --publish
 
