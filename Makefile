@@ -76,8 +76,10 @@ portability: setup
 # - html: the English build executes every chapter into the execution cache and gates its
 #   outputs on this machine's native path (two kernels at a time, EXECUTION_JOBS above); the
 #   Chinese build and the PDF's singlehtml builds take the same outputs from that cache.
-# - pdf: one language prints in Chromium while the next one's singlehtml builds and prints.
-# - portability: every chapter and figure under the two other numeric paths, two at a time.
+# - pdf: the two languages' singlehtml builds side by side (the cache is full after html),
+#   then each language prints in Chromium, one core each.
+# - portability: every chapter and figure under the two other numeric paths, two at a time,
+#   the longest jobs first.
 # - pytest: every test, on two workers (pytest-xdist, a test file to each worker, so a file's
 #   module fixtures are built once); the figures on the native path are its test_figures.
 PYTEST_WORKERS := -n 2 --dist loadfile
