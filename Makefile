@@ -39,19 +39,28 @@ library: setup
 
 # Each locale is its own Sphinx run (myst-nb keeps executed notebooks next to the output dir).
 # html-en, html-zh, ...: a pattern rule, so these are not declared phony (no file has the name).
+# Chapters execute two at a time where there are two cores (ext/execute_ahead.py); a chapter's
+# budget is its kernel's CPU time, which a neighbouring kernel does not stretch (ext/timings.py).
+EXECUTION_JOBS := $(shell $(PYTHON) -c "import os; print(min(2, os.cpu_count() or 1))")
+
 html-%: setup
-	$(SPHINX) -D language=$(shell $(PYTHON) -m ext.locale_table language $*) book/$* _build/$*/html
+	$(SPHINX) -D language=$(shell $(PYTHON) -m ext.locale_table language $*) \
+	  -D agentrl_execution_jobs=$(EXECUTION_JOBS) book/$* _build/$*/html
 
 html: library $(addprefix html-,$(LOCALES))
 	$(PY) scripts/assemble_site.py
 	@echo "site: _build/site/index.html"
 
 # PDF: singlehtml per language (same execution cache as html) printed by headless Chromium.
+# PDF_FLAGS: --side-by-side when html has just filled the cache (make publish, below).
 pdf: library
-	$(PY) scripts/build_pdf.py
+	$(PY) scripts/build_pdf.py $(PDF_FLAGS)
 
 # The tree the publishing workflow uploads (.github/workflows/publish.yml): the site with both
-# PDFs, checked (every language, notebook and internal link; no local path).
+# PDFs, checked (every language, notebook and internal link; no local path). html comes first
+# and fills the execution cache, so the PDF's two singlehtml builds run side by side (a
+# target-specific variable: make passes it on to publish's prerequisites).
+publish: PDF_FLAGS = --side-by-side
 publish: html pdf
 	$(PY) scripts/assemble_site.py --publish
 
@@ -65,11 +74,12 @@ portability: setup
 
 # What runs where, each part using both cores of a 2-core machine:
 # - html: the English build executes every chapter into the execution cache and gates its
-#   outputs on this machine's native path (two kernels at a time with
-#   sphinx-build -D agentrl_execution_jobs=2: ext/execute_ahead.py); the Chinese build and the
-#   PDF's singlehtml builds take the same outputs from that cache.
-# - pdf: one language prints in Chromium while the next one's singlehtml builds and prints.
-# - portability: every chapter and figure under the two other numeric paths, two at a time.
+#   outputs on this machine's native path (two kernels at a time, EXECUTION_JOBS above); the
+#   Chinese build and the PDF's singlehtml builds take the same outputs from that cache.
+# - pdf: the two languages' singlehtml builds side by side (the cache is full after html),
+#   then each language prints in Chromium, one core each.
+# - portability: every chapter and figure under the two other numeric paths, two at a time,
+#   the longest jobs first.
 # - pytest: every test, on two workers (pytest-xdist, a test file to each worker, so a file's
 #   module fixtures are built once); the figures on the native path are its test_figures.
 PYTEST_WORKERS := -n 2 --dist loadfile

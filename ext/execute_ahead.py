@@ -12,12 +12,20 @@ each result as myst-nb does. Reading then finds every chapter in the cache, and 
 compares its outputs as before. A chapter whose execution fails is not stored: myst-nb executes
 it again while reading and reports the failure at its cell, as without this module. With one
 job, or fewer than two chapters to execute, the build runs as myst-nb alone would.
+
+Each execution here also measures the kernel's CPU time (user and system seconds of the kernel
+process and of the children it waited for) and stores it with the cached notebook as
+``cpu_seconds``, beside myst-nb's wall-clock ``execution_seconds``. Every build in cache mode
+reads it back for each chapter into ``env.agentrl_cpu_seconds``, and :mod:`ext.timings` holds a
+chapter's budget against it: CPU time does not grow when a neighbouring kernel or another job
+shares the cores, wall time does.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import resource
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -36,26 +44,37 @@ from .stage import staged_source
 logger = logging.getLogger(__name__)
 
 
+def children_cpu_seconds() -> float:
+    """User and system seconds of this process's children that have been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def execute(notebook: str, staged: str, timeout: int, allow_errors: bool,
-            ) -> tuple[str, float, str | None]:
+            ) -> tuple[str, float, float, str | None]:
     """Execute one notebook (nbformat JSON) as myst-nb's cache mode does, in a temporary
-    directory, with ``staged`` as the kernel's ``PYTHONPATH``: (executed notebook, seconds,
-    traceback or None). Runs in a worker process, so the variable is this chapter's alone."""
+    directory, with ``staged`` as the kernel's ``PYTHONPATH``: (executed notebook, wall seconds,
+    CPU seconds of the kernel, traceback or None). Runs in a worker process, so the variable is
+    this chapter's alone; the kernel is this process's child, reaped when it shuts down, so the
+    growth of the children's CPU time across the call is the kernel's."""
     os.environ["PYTHONPATH"] = staged
     nb = nbformat.reads(notebook, as_version=nbformat.NO_CONVERT)
+    before = children_cpu_seconds()
     with TemporaryDirectory() as cwd:
         # Unix sockets, not TCP ports: two kernels starting at once cannot collide.
         result = single_nb_execution(nb, cwd=os.path.abspath(cwd), timeout=timeout,
                                      allow_errors=allow_errors, meta_override=True,
                                      config=socket_files_in(Path(cwd)))
-    return nbformat.writes(result.nb), result.time, result.exc_string
+    cpu = children_cpu_seconds() - before
+    return nbformat.writes(result.nb), result.time, cpu, result.exc_string
 
 
 def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
     jobs = app.config.agentrl_execution_jobs
     nb_config = env.mystnb_config
     chapters = getattr(env, "agentrl_chapters", set())
-    if jobs < 2 or nb_config.execution_mode != "cache":
+    env.agentrl_cpu_seconds = {}  # docname -> the kernel's CPU seconds, where the cache has them
+    if nb_config.execution_mode != "cache":
         return
     cache = get_cache(nb_config.execution_cache_path or ".jupyter_cache")
     pending = []  # (docname, path, reader format, notebook, staged library)
@@ -69,10 +88,13 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
             continue
         notebook = reader.read(text)
         try:
-            cache.match_cache_notebook(notebook)
+            record = cache.match_cache_notebook(notebook)
         except KeyError:
             pending.append((docname, path, reader.read_fmt, notebook, staged))
-    if len(pending) < 2:
+        else:
+            if record.data.get("cpu_seconds") is not None:
+                env.agentrl_cpu_seconds[docname] = record.data["cpu_seconds"]
+    if jobs < 2 or len(pending) < 2:
         return
     logger.info(f"[agentrl] executing {len(pending)} chapters, {jobs} at a time")
     context = multiprocessing.get_context("spawn")
@@ -82,7 +104,7 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
                    for _, _, _, notebook, staged in pending]
         for (docname, path, read_fmt, _, _), future in zip(pending, futures):
             try:
-                executed, seconds, failure = future.result()
+                executed, seconds, cpu, failure = future.result()
             except Exception as error:  # the kernel died, say: reading meets it at its cell
                 failure = f"{type(error).__name__}: {error}"
             if failure is not None:
@@ -93,14 +115,18 @@ def execute_ahead(app: Sphinx, env, docnames: list[str]) -> None:
             record = cache.add_nb_to_project(str(path), read_data=read_fmt)
             cache.cache_notebook_bundle(
                 CacheBundleIn(nbformat.reads(executed, as_version=nbformat.NO_CONVERT),
-                              record.uri, data={"execution_seconds": seconds}),
+                              record.uri, data={"execution_seconds": seconds,
+                                                "cpu_seconds": round(cpu, 2)}),
                 check_validity=False, overwrite=True)
-            logger.info(f"{path}: executed ahead in {seconds:.2f} s [agentrl]")
+            env.agentrl_cpu_seconds[docname] = round(cpu, 2)
+            logger.info(f"{path}: executed ahead in {seconds:.2f} s ({cpu:.2f} s of CPU) "
+                        "[agentrl]")
 
 
 def setup(app: Sphinx) -> dict:
-    # One by default: a chapter's budget is its wall time, and two at a time on two cores put
-    # the longest chapters within about 10% of it; raise it where the cores allow.
+    # One by default (a chapter that fails ahead executes again while read, which a build of
+    # broken chapters would pay twice); `make html` passes two where the machine has two cores.
+    # The budget is CPU time where this module measured it, so two at a time do not eat into it.
     app.add_config_value("agentrl_execution_jobs", 1, "", types=[int],
                          description="chapters executed at a time before Sphinx reads them "
                                      "(1: myst-nb executes each while reading it; 2 on a machine "

@@ -3,6 +3,7 @@
     .venv/bin/python scripts/build_pdf.py              # both languages (``make pdf``)
     .venv/bin/python scripts/build_pdf.py --lang zh    # one
     .venv/bin/python scripts/build_pdf.py --no-sphinx  # reprint the existing singlehtml builds
+    .venv/bin/python scripts/build_pdf.py --side-by-side  # after make html (make publish)
 
 What it does, per language:
 
@@ -254,17 +255,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the existing _build/<lang>/singlehtml without rebuilding it")
     parser.add_argument("--budget", type=int, default=BUDGET_MS,
                         help=f"Chromium's virtual-time budget in ms (default {BUDGET_MS})")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="build the languages' singlehtml at the same time, not one after "
+                             "the other: for when the execution cache holds every chapter, as "
+                             "after `make html` (`make publish` passes it)")
     args = parser.parse_args(argv)
     ensure_packages()
     start = time.perf_counter()
     # One language prints while the next one's singlehtml builds and prints: Chromium's print
     # keeps about one core busy, so the two languages take little more than the longer one.
     # The singlehtml builds run one after the other: the first executes any chapter missing
-    # from the cache, and the next then finds it there instead of executing it again.
+    # from the cache, and the next then finds it there instead of executing it again. With
+    # --side-by-side the cache already holds every chapter, so neither executes one, and the
+    # second build need not wait for the first: each takes a core (a Sphinx build is one).
+    def page(folder: str) -> Path:
+        return singlehtml(folder) if args.sphinx else BUILD / folder / "singlehtml"
+
     with ThreadPoolExecutor(max_workers=len(args.lang)) as pool:
-        printing = [pool.submit(build, folder, singlehtml(folder) if args.sphinx
-                                else BUILD / folder / "singlehtml", args.budget)
-                    for folder in args.lang]
+        if args.side_by_side:
+            printing = [pool.submit(lambda f: build(f, page(f), args.budget), folder)
+                        for folder in args.lang]
+        else:
+            printing = [pool.submit(build, folder, page(folder), args.budget)
+                        for folder in args.lang]
         for future in printing:
             future.result()
     log(f"done in {time.perf_counter() - start:.0f} s")

@@ -20,13 +20,18 @@ whose value lies closer to a boundary than ``--margin-factor`` times its spread 
 is reported as ``file:line: ... [agentrl.margin]`` and fails the check too.
 
 Runs ``--jobs`` kernels at a time (default 2: chapters that train pin one thread, so two run
-side by side on a 2-core machine at nearly full speed). Exit 0 when every chapter and figure
-printed the same under every path, 1 otherwise.
+side by side on a 2-core machine at nearly full speed), the longest first: the figure modules
+(each path's are one job of several minutes), then the chapters by the time the last build of
+the English book took to execute them (``_build/en/timings.json``, when there is one), so that
+no long job starts last while the other worker has nothing left. Results are printed in book
+order all the same. Exit 0 when every chapter and figure printed the same under every path, 1
+otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import subprocess
@@ -77,6 +82,24 @@ def figures_under(numeric: NumericPath) -> list[str]:
         f"[{numeric.name}] build_figures.py --check failed:\n{done.stderr[-2000:]}"]
 
 
+def recorded_seconds(root: Path) -> dict[str, float]:
+    """Chapter file name -> seconds its last English build took to execute it (the kernel's CPU
+    time where measured, else wall time); empty when no build has written its timings."""
+    try:
+        table = json.loads((root / "_build" / "en" / "timings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {f"{docname}.md": row.get("cpu_seconds") or row.get("seconds") or 0.0
+            for docname, row in table.items() if isinstance(row, dict)}
+
+
+def longest_first(jobs: list[tuple[Path, NumericPath]],
+                  seconds: dict[str, float]) -> list[tuple[Path, NumericPath]]:
+    """The jobs ordered by their chapter's recorded time, longest first (a stable sort: without
+    a record, book order, and one chapter's paths in the order given)."""
+    return sorted(jobs, key=lambda job: -seconds.get(job[0].name, 0.0))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_selection_arguments(parser, ROOT, chapters_default=["all"])
@@ -104,10 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=context) as pool:
-        futures = [(p, numeric, pool.submit(run_under, p, staged[p], numeric, args.timeout))
-                   for p, numeric in jobs]
+        # Longest first: the figures, then the chapters by their recorded time.
         figures = ([pool.submit(figures_under, numeric) for numeric in chosen]
                    if not args.no_figures else [])
+        submitted = {(p, numeric.name): pool.submit(run_under, p, staged[p], numeric, args.timeout)
+                     for p, numeric in longest_first(jobs, recorded_seconds(args.root))}
+        futures = [(p, numeric, submitted[p, numeric.name]) for p, numeric in jobs]
         notes: dict[Path, dict[str, dict]] = {}
         for path, numeric, future in futures:
             problems, seconds, chapter_notes = future.result()

@@ -5,6 +5,8 @@ and so has a test listed as ``file::test`` (all its parameters); a test may also
 ``@pytest.mark.slow`` itself. ``make test`` (what CI runs)
 runs everything. Each entry says why the file is slow, so the list is easy to keep honest:
 measure with ``pytest --durations=15`` (pyproject.toml prints the slowest tests on every run).
+
+The fixtures at the end (``tok``, ``tasks``, ``cache``) are the ones several test files share.
 """
 
 from __future__ import annotations
@@ -49,3 +51,25 @@ def pytest_collection_modifyitems(config, items):
         test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if item.path.name in SLOW or test in SLOW:
             item.add_marker(pytest.mark.slow)
+
+
+# Fixtures shared by the gym, trajectory, multi-turn and TinyAgent tests. Module scope, as each
+# file had them: every test file gets its own instance, so no file sees another's cache.
+@pytest.fixture(scope="module")
+def tok():
+    """The book's character tokenizer."""
+    import agentrl as arl
+    return arl.CharTokenizer()
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    """The gym's tasks of seed 0."""
+    import agentrl as arl
+    return arl.make_tasks(seed=0)
+
+
+@pytest.fixture(scope="module")
+def cache():
+    """An empty test-result cache for BugFixEnv, one per test file."""
+    return {}

@@ -51,16 +51,6 @@ def run_body(sandbox):
     return run
 
 
-@pytest.fixture(scope="module")
-def tasks():
-    return arl.make_tasks(seed=0)
-
-
-@pytest.fixture(scope="module")
-def cache():
-    return {}
-
-
 # ---------------------------------------------------------------- tasks
 
 

@@ -16,16 +16,6 @@ import agentrl as arl
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return arl.CharTokenizer()
-
-
-@pytest.fixture(scope="module")
-def tasks():
-    return arl.make_tasks(seed=0)
-
-
-@pytest.fixture(scope="module")
 def env():
     return arl.BugFixEnv(cache={})
 

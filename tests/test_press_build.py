@@ -95,7 +95,17 @@ def test_timings_list_every_executed_chapter(built, lang):
     for row in table.values():
         assert row["succeeded"] is True
         assert isinstance(row["seconds"], float) and 0 < row["seconds"] < 60
+        # executed ahead, so the kernel's CPU time is measured, stored with the cached notebook
+        # and read back by the Chinese build too
+        assert isinstance(row["cpu_seconds"], float) and 0 < row["cpu_seconds"] < 60
     assert "[agentrl] 2 chapters," in build.stdout
+
+
+def test_the_budget_is_held_against_cpu_time_where_measured_else_wall_time():
+    from ext.timings import budgeted_seconds
+
+    assert budgeted_seconds({"seconds": 90.0, "cpu_seconds": 40.5}) == (40.5, "s of CPU time")
+    assert budgeted_seconds({"seconds": 90.0, "cpu_seconds": None}) == (90.0, "s")
 
 
 def test_zero_budget_fails_the_build(built):
@@ -105,6 +115,7 @@ def test_zero_budget_fails_the_build(built):
     for rel in ("en/01-basics.md", "en/02-next.md"):
         warning = build.find(chapter(root, rel), 1, "agentrl.budget", "over its 0 s budget")
         assert warning.message.startswith("chapter took ")
+        assert "s of CPU time, over its" in warning.message   # read from the cache's record
     assert len(build.warnings) == 2
     assert (root / "_build" / "budget" / "timings.json").exists()
 

@@ -10,6 +10,7 @@ torch itself may import what it likes.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -25,6 +26,7 @@ from press_helpers import (
     line_of,
     run_script,
     sphinx_build,
+    _script,
 )
 
 from ext import toolchain
@@ -222,3 +224,25 @@ def test_kernels_started_at_once_talk_over_their_own_socket_files(tmp_path):
     for result in results:
         assert result.failure is None and not result.runs[0].error, result.runs[0].error
         assert [run.stdout for run in result.runs] == ["ipc\n"]
+
+
+def test_jobs_start_longest_first_by_the_last_builds_timings(tmp_path):
+    """check_portability submits the chapters by the time the last English build recorded for
+    them (CPU time where measured), longest first; without a record, in the order given."""
+    script = _script("check_portability.py")
+    paths = [tmp_path / f"{name}.md" for name in ("01-a", "02-b", "03-c")]
+    jobs = [(p, numeric) for numeric in toolchain.NUMERIC_PATHS for p in paths]
+    assert script.recorded_seconds(tmp_path) == {}
+    assert script.longest_first(jobs, {}) == jobs
+    timings = tmp_path / "_build" / "en" / "timings.json"
+    timings.parent.mkdir(parents=True)
+    timings.write_text(json.dumps({
+        "01-a": {"seconds": 5.0, "cpu_seconds": 4.0},
+        "02-b": {"seconds": 90.0, "cpu_seconds": None},
+        "03-c": {"seconds": 70.0, "cpu_seconds": 60.0}}), encoding="utf-8")
+    seconds = script.recorded_seconds(tmp_path)
+    assert seconds == {"01-a.md": 4.0, "02-b.md": 90.0, "03-c.md": 60.0}
+    order = [(p.stem, numeric.name) for p, numeric in script.longest_first(jobs, seconds)]
+    first, second = (numeric.name for numeric in toolchain.NUMERIC_PATHS)
+    assert order == [("02-b", first), ("02-b", second), ("03-c", first), ("03-c", second),
+                     ("01-a", first), ("01-a", second)]

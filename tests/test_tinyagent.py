@@ -31,11 +31,6 @@ def one_thread():
 
 
 @pytest.fixture(scope='module')
-def tok():
-    return arl.CharTokenizer()
-
-
-@pytest.fixture(scope='module')
 def model():
     return arl.TinyAgent(vocab_size=101, seed=0).eval()
 

@@ -18,23 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any import of transformer
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return arl.CharTokenizer()
-
-
-@pytest.fixture(scope="module")
-def tasks():
-    return arl.make_tasks(seed=0)
-
-
-@pytest.fixture(scope="module")
 def model(tok):
     return arl.TinyAgent(vocab_size=tok.vocab_size, seed=0)
-
-
-@pytest.fixture(scope="module")
-def cache():
-    return {}
 
 
 # ---- build_action_mask -------------------------------------------------------------------
