@@ -4523,6 +4523,82 @@ def episode_logps(model, episodes):
     logp, mask = trajectory_logprobs(model, episodes)                             # [B, T-1]
     return (logp * mask).sum(-1)
 
+# ---- saved in 16-distillation.md ----
+def distill_kl(student_logits, teacher_logits, mask, direction='forward'):
+    """Mean over the positions where mask [B, T-1] is 1 of the exact per-token KL between the
+    teacher's and the student's next-token distributions (logits [B, T, V] on the same ids, the
+    grid of token_logprobs). 'forward': KL(teacher || student), logit distillation's loss;
+    'reverse': KL(student || teacher), what on-policy distillation minimises. The teacher's
+    logits are constants; differentiable in student_logits."""
+    if direction == 'forward':
+        kl = token_kl(teacher_logits.detach(), student_logits, mask)               # [B, T-1]
+    elif direction == 'reverse':
+        kl = token_kl(student_logits, teacher_logits.detach(), mask)               # [B, T-1]
+    else:
+        raise ValueError(f"direction must be 'forward' or 'reverse', got {direction!r}")
+    return kl.sum() / mask.sum().clamp_min(1)
+
+# ---- saved in 16-distillation.md ----
+def distill_advantages(logp_student, logp_teacher, mask):
+    """On-policy distillation's per-token advantages [B, T-1]: -(log q - log p) of each policy
+    token the student sampled (q the student, p the teacher, both log-probs of the sampled
+    tokens on the token_logprobs grid), 0 where mask is 0. Discount zero: a token is credited
+    with its own term only. Constants (no gradient): pass them to pg_step as weights."""
+    adv = -(logp_student - logp_teacher).detach()
+    return torch.where(mask > 0, adv, torch.zeros_like(adv))
+
+
+def onpolicy_distill_step(student, teacher, optimizer, episodes, aggregation='seq-mean-token-mean',
+                          grad_clip=1.0):
+    """One update of on-policy distillation on the student's own episodes (sampled at T=1 from
+    its current weights): the teacher scores every token (one forward pass, no gradient),
+    distill_advantages weights the student's policy tokens, pg_step takes the step. Returns
+    pg_step's stats and, per policy token before the step, 'reverse_kl' (exact, full
+    vocabulary) and 'k1' (its sampled-token estimate, minus the mean advantage)."""
+    ids, action_mask, _, _ = collate_trajectories(episodes)                  # [B, T]
+    with torch.no_grad():
+        logits_t, logits_s = teacher(ids)[0], student(ids)[0]                # [B, T, V]
+    logp_t, mask = token_logprobs(logits_t, ids, action_mask)               # [B, T-1]
+    logp_s, _ = token_logprobs(logits_s, ids, action_mask)                  # [B, T-1]
+    adv = distill_advantages(logp_s, logp_t, mask)                          # [B, T-1]
+    n = mask.sum().clamp_min(1)
+    exact = token_kl(logits_s, logits_t, mask).sum() / n
+    stats = pg_step(student, optimizer, episodes, adv, aggregation, grad_clip)
+    stats.update(reverse_kl=exact.item(), k1=(-adv.sum() / n).item())
+    return stats
+
+# ---- saved in 16-distillation.md ----
+def topk_reverse_kl(student_logits, teacher_logits, k, tail=False):
+    """Reverse KL(student || teacher) per position [...] on the student's top k tokens of
+    logits [..., V]. tail=False: sum over those k of q log(q / p), the truncated loss, which is
+    not a divergence (it goes negative, and mass moved out of the top k lowers it). tail=True:
+    the exact KL between the two distributions over the k tokens and one bucket for all the
+    others, a divergence (>= 0) and a lower bound on the full KL."""
+    logq = torch.log_softmax(student_logits.double(), -1)
+    logp = torch.log_softmax(teacher_logits.double(), -1)
+    top = logq.detach().topk(k, -1).indices                                        # [..., k]
+    lq, lp = logq.gather(-1, top), logp.gather(-1, top)                            # [..., k]
+    kl = (lq.exp() * (lq - lp)).sum(-1)                                            # [...]
+    if tail:
+        rest = torch.ones_like(logq, dtype=torch.bool).scatter(-1, top, False)
+        tq = logq.masked_fill(~rest, -math.inf).logsumexp(-1)                      # log q_tail
+        tp = logp.masked_fill(~rest, -math.inf).logsumexp(-1)                      # log p_tail
+        kl = kl + torch.where(tq > -math.inf, tq.exp() * (tq - tp), torch.zeros_like(tq))
+    return kl
+
+# ---- saved in 16-distillation.md ----
+def dagger_examples(episode, task, tokenizer, expert=expert_policy):
+    """DAgger's labels on one of the student's own episodes -> (ids, loss mask) pairs for
+    train_next_token, one per turn: the student's context up to that turn's action (its earlier
+    actions and the observations they got), then expert(task, the turns so far) encoded as the
+    only target."""
+    out = []
+    for (start, _), turn in zip(action_spans(episode.action_mask), range(len(episode.turns))):
+        label = tokenizer.encode(expert(task, episode.turns[:turn]))
+        context = episode.ids[:start].tolist()
+        out.append((context + label, [0] * len(context) + [1] * len(label)))
+    return out
+
 # ---- saved in 17-evaluation.md ----
 def pass_hat_k(n, c, k):
     """Unbiased pass^k (every one of k samples succeeds) from c successes among n samples:

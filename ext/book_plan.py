@@ -97,7 +97,7 @@ PLAN: tuple[Entry, ...] = (
     _e("14", "14-efficiency", SCALE, True, "Efficiency", "效率"),
     _e("15", "15-sft-and-rejection-sampling", SCALE, True, "SFT and rejection sampling",
        "SFT 与拒绝采样"),
-    _e("16", "16-distillation", SCALE, False, "Distillation", "蒸馏"),
+    _e("16", "16-distillation", SCALE, True, "Distillation", "蒸馏"),
     _e("17", "17-evaluation", PRACTICE, True, "Evaluation", "评估"),
     _e("18", "18-debugging", PRACTICE, True, "Debugging", "调试"),
     _e("19", "19-capstone", PRACTICE, False, "Capstone", "综合实战"),

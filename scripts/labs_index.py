@@ -398,6 +398,25 @@ PROPOSED = [
         [f".venv/bin/python book/labs/gym_v2_warm_start.py --hint-share 1 --steps 6000 "
          f"--pad-lines 6 --copy-weight 4 --sweep hint {variant} --train-seed {seed}"
          for variant in ("--mask-recovery-mistake", "--recovery-share 0") for seed in (0, 1, 2)]),
+    Proposed(
+        "On-policy distillation and DAgger against RLOO at equal student episodes (Chapter 16)",
+        "The solve rate at T = 1 on fresh instances of RL's placements after 100 updates of 64 "
+        "episodes sampled by the student (6,400), three seeds of on-policy distillation "
+        "(`--method onpolicy_distill`) from the RLOO policy `gym_v2_rl_hg_rloo_lr3e-4` as the "
+        "teacher against the three seeds of RLOO from the same warm start "
+        "(`gym_v2_rl_hg_rloo_lr3e-4`, `_s1`, `_s2`; fresh record "
+        "`gym_v2_rl_fresh_hg_rloo_lr3e-4`), paired by task on the same episode seeds. The unseen "
+        "placements (does distillation carry where RL did not?), DAgger from the scripted expert "
+        "(`--method dagger`, the same student episodes) and the sharpening control are reported "
+        "beside it, with the FLOPs per student episode of Section 16.7.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
+        "A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_3000 "
+         f"--train-on heldout-groups --method {method} --lr 3e-4 --updates 100{seed}"
+         for method in ("onpolicy_distill --teacher gym_v2_rl_hg_rloo_lr3e-4", "dagger")
+         for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one method>"]),
 ]
 
 PREAMBLE = """\

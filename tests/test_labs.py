@@ -325,6 +325,35 @@ def test_rejection_sampling_control_and_dpo_arms_run_reduced(tmp_path):
         assert path.stem == harness.run_name(lab, harness.recipe_of(record))
 
 
+def test_the_distillation_arms_run_reduced(tmp_path):
+    """Chapter 16's arms: gym_v2_rl --method onpolicy_distill (per-token advantages from a
+    teacher's log-probabilities; it needs --teacher) and --method dagger (the scripted expert
+    labels every turn played) run reduced and write records that read back to their recipes;
+    a teacher without the method, or the method without a teacher, is refused."""
+    import gym_v2_rl
+    lab = harness.lab('gym_v2_rl')
+    common = ['--reduced', '--results', str(tmp_path), '--state', str(tmp_path / 'runs'),
+              '--warm', 'gym_v2_hint_recovery_3000', '--train-on', 'heldout-groups',
+              '--lr', '3e-4']
+    for method, extra in (('onpolicy_distill', ['--teacher', 'gym_v2_rl_hg_rloo_lr3e-4']),
+                          ('dagger', [])):
+        path = run_lab('gym_v2_rl', common + ['--method', method] + extra)
+        record = arl.load_record(path.stem, tmp_path)
+        assert record.recipe['method'] == method
+        assert path.stem == harness.run_name(lab, harness.recipe_of(record))
+        log = [row for row in record.results['log'] if 'grad_norm' in row]
+        assert log, method
+        if method == 'onpolicy_distill':
+            assert all(row['reverse_kl'] >= 0 for row in log)
+            assert 'from-rl_hg_rloo_lr3e-4' in path.stem
+        else:
+            assert all(row['examples'] > 0 for row in log)
+    for argv in (['--warm', 'gym_v2_hint_recovery_3000', '--teacher', 'gym_v2_rl_hg_rloo_lr3e-4'],
+                 ['--warm', 'gym_v2_hint_recovery_3000', '--method', 'onpolicy_distill']):
+        with pytest.raises(SystemExit):
+            harness.prepare(gym_v2_rl.LAB, argv)
+
+
 def test_the_gigpo_arm_runs_reduced_with_per_turn_weights(tmp_path):
     """Chapter 12's GiGPO arm: gym_v2_rl --method gigpo trains on per-turn credit."""
     path = run_lab('gym_v2_rl', ['--reduced', '--results', str(tmp_path), '--state',

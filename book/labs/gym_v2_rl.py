@@ -24,6 +24,15 @@ policy tokens). Advantages:
            anchor states (identical states across a group), weighted per turn
   reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
            groups of four successes are reinforced too (the loss averages over all 64 episodes)
+  onpolicy_distill  Chapter 16's on-policy distillation from --teacher (a record stem with a
+           checkpoint, e.g. the RL policy gym_v2_rl_hg_rloo_lr3e-4): no reward is used; every
+           episode of the batch (no group dropped) is scored by the teacher and weighted per token
+           by -(log q_student - log p_teacher) (`agentrl.onpolicy_distill_step`, one pg_step);
+           the log keeps the batch's exact reverse KL per token and the episodes solved
+  dagger   Chapter 16's DAgger: the scripted expert labels every turn of every episode of the batch
+           (`agentrl.dagger_examples`: the student's context, the expert's action as the only
+           target); the labels join an aggregate, and one Adam step of the next-token loss is
+           taken on DAGGER_BATCH examples drawn from it (its own seeded stream per update)
   ppo      Chapter 8's ppo_update on a ValueHead over the policy (value initialised to 0,
            trained with the policy): GAE with lambda 1 (the critic only as a baseline), all 64
            episodes, 2 epochs x 2 minibatches = 4 clipped optimiser steps per batch (PPO);
@@ -129,7 +138,10 @@ import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
-METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo', 'gigpo')
+METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo', 'gigpo',
+           'onpolicy_distill', 'dagger')
+DISTILLATION = ('onpolicy_distill', 'dagger')   # no reward is used: every episode is a lesson
+DAGGER_BATCH = 64            # --method dagger: examples per step, drawn from the aggregate
 DPO_BETA = 0.1               # --method dpo: DPO's beta (Section 15.5)
 PPO_LAM = 1.0                # Chapter 8's ppo_update with GAE lambda 1: the critic as a baseline
 REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_num_gen_batches)
@@ -152,6 +164,8 @@ class RlRecipe(harness.Recipe):
     moved_only: bool = option(False, 'with --fresh-padding: only paddings that move the bug line',
                               short='moved')
     method: str = option('rloo', 'the advantages (or PPO)', choices=METHODS, short='')
+    teacher: str = option('', 'with --method onpolicy_distill: the teacher policy (a record stem '
+                          'with a checkpoint)', short='from-', stem=True)
     line_edit_bonus: float = option(0.0, "RL's rollouts also pay B for the first edit that applies "
                                     'on the bug line (gym_v2.LineEditBonusEnv)', short='bonus')
     reward: str = option('binary', "what RL's submits pay (agentrl.RewardEnv): all hidden tests, "
@@ -240,6 +254,16 @@ class RlRecipe(harness.Recipe):
             raise RecipeError('--kl-coef is not implemented for --method gigpo')
         if self.kl_coef and self.method == 'ppo':
             raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
+        if bool(self.teacher) != (self.method == 'onpolicy_distill'):
+            raise RecipeError('--teacher names the teacher of --method onpolicy_distill, and that '
+                              'method needs one')
+        if self.teacher:
+            context.load(self.teacher).checkpoint     # raises unless the teacher has its weights
+        if self.method in DISTILLATION and (self.kl_coef or self.refill or self.line_edit_bonus
+                                            or self.reward != 'binary'):
+            raise RecipeError(f'--method {self.method} uses no reward and learns from every '
+                              'episode: --kl-coef, --refill, --line-edit-bonus and --reward do '
+                              'not apply')
 
     @classmethod
     def from_record(cls, recipe, results):
@@ -387,6 +411,22 @@ def dpo_update(model, optimizer, groups, ref, rng, grad_clip, mixed):
             'margin': margins.mean().item()}
 
 
+def dagger_update(model, optimizer, data, rng, grad_clip=1.0):
+    """One Adam step of the next-token loss on DAGGER_BATCH (ids, mask) examples drawn by rng
+    (with replacement) from the aggregate `data` of agentrl.dagger_examples."""
+    picks = [data[rng.randrange(len(data))] for _ in range(DAGGER_BATCH)]
+    ids, real = arl.pad_batch([x for x, _ in picks], arl.PAD_ID)                 # [N, T]
+    target, _ = arl.pad_batch([m for _, m in picks], 0)                         # [N, T]
+    model.train()
+    loss = arl.next_token_loss(model, ids, target.float() * real)
+    optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    model.eval()
+    return {'loss': loss.item(), 'grad_norm': norm.item(), 'examples': len(data)}
+
+
 class PaddingPool:
     """The paddings RL's tasks are played with: `draw(task, k)` is `task` itself (padded with
     seed 0) for k = 0, else its unpadded original padded with seed k, made and validated
@@ -473,6 +513,9 @@ def run(recipe, context):
     learner = critic if critic is not None else model
     opt = torch.optim.Adam(trainable, lr=recipe.lr)
     ref = arl.load_checkpoint(warm.checkpoint) if recipe.kl_coef or recipe.method == 'dpo' else None
+    teacher = (arl.load_checkpoint(context.load(recipe.teacher).checkpoint)
+               if recipe.method == 'onpolicy_distill' else None)
+    dagger_data, round_tasks = [], []    # --method dagger: the aggregate; the tasks just played
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=recipe.hint, cache=cache, sandbox=pool.run)
@@ -505,6 +548,7 @@ def run(recipe, context):
             curve, rl_curve, log = state['curve'], state['rl_curve'], state['log']
             played_episodes, u, rl_seconds = state['episodes'], state['update'], state['seconds']
             paddings.made = state['paddings']
+            dagger_data = state.get('dagger', [])
         else:
             curve.append((0, mean_expert_prob(model, env, unseen, tok)))
             if seen_by_rl:
@@ -522,6 +566,7 @@ def run(recipe, context):
             if recipe.fresh_padding:
                 picked = [paddings.draw(t, rng.randrange(recipe.fresh_padding)) for t in picked]
             batch = [t for t in picked for _ in range(recipe.group)]
+            round_tasks.extend(batch)
             seeds = [rng.randrange(2 ** 31) for _ in batch]
             return arl.rollout_batch(model, rl_env, batch, tok, seeds, temperature=1.0,
                                      max_turns=recipe.max_turns)
@@ -530,6 +575,7 @@ def run(recipe, context):
         while (played_episodes < recipe.episode_budget if recipe.episode_budget
                else u < recipe.updates):
             u += 1
+            round_tasks.clear()
             eps, rounds = play_round(), 1
             while (recipe.refill and rounds < REFILL_ROUNDS   # DAPO's dynamic sampling
                    and sum(map(mixed_rewards, as_groups(eps, recipe.group))) < recipe.refill):
@@ -539,7 +585,17 @@ def run(recipe, context):
                 kept = [g for g in groups if mixed_rewards(g)]
                 found, groups = len(kept), kept[:recipe.refill]
             played_episodes += len(eps)
-            if critic is not None:      # PPO learns from every episode; its critic is the baseline
+            if recipe.method == 'onpolicy_distill':     # the teacher scores every episode
+                full = arl.onpolicy_distill_step(model, teacher, opt, eps)
+                stats = {k: full[k] for k in ('loss', 'grad_norm', 'reverse_kl', 'k1')}
+                stats['groups'] = sum(map(mixed_rewards, groups))
+            elif recipe.method == 'dagger':             # the expert labels every turn played
+                dagger_data.extend(x for task, e in zip(round_tasks, eps)
+                                   for x in arl.dagger_examples(e, task, tok))
+                stats = dagger_update(model, opt, dagger_data,
+                                      random.Random(f'rl:{recipe.seed}:dagger:{u}'))
+                stats['groups'] = sum(map(mixed_rewards, groups))
+            elif critic is not None:    # PPO learns from every episode; its critic is the baseline
                 stats = arl.ppo_update(critic, opt, eps, epochs=recipe.ppo_epochs,
                                        minibatches=recipe.ppo_minibatches, lam=PPO_LAM)
                 stats['groups'] = sum(map(mixed_rewards, groups))
@@ -566,7 +622,7 @@ def run(recipe, context):
                 'learner': learner.state_dict(), 'optimizer': opt.state_dict(),
                 'rng': harness.rng_state(rng), 'curve': curve, 'rl_curve': rl_curve,
                 'log': log, 'episodes': played_episodes, 'seconds': time.time() - t_rl,
-                'paddings': paddings.made}, recipe)
+                'paddings': paddings.made, 'dagger': dagger_data}, recipe)
         rl_seconds = time.time() - t_rl
         if lora:
             arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
