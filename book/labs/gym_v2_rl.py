@@ -541,7 +541,8 @@ def run(recipe, context):
                     else list(range(min(recipe.eval_tasks, len(v))))) for s, v in splits.items()}
         splits = {s: [v[i] for i in keep[s]] for s, v in splits.items()}
         control.update({s: restrict(control[s], keep[s]) for s in control if s in keep})
-    train_pool = [t for t in tasks if t.split == 'train'][:recipe.task_limit or None]
+    train_pool = ([] if recipe.train_on == 'perfectible'     # RL plays its own tasks only
+                  else [t for t in tasks if t.split == 'train'][:recipe.task_limit or None])
     ids = {t.id for t in train_pool} | {t.id for v in splits.values() for t in v}
     play = gym_v2.played(tasks, cache, recipe.pad_lines, ids | set(perfectible))
     train = [play[t.id] for t in train_pool]
