@@ -105,7 +105,10 @@ training accuracy on these tasks high, since every one of them is within reach. 
 and the trained policy are both evaluated on the same tasks at T=1 with SANITY_SAMPLES episodes
 each, at episode seeds SANITY_SEED (not the seeds the tasks were selected on, so the start is not
 biased by the selection), and compared paired by task; the held-out and stretch evaluation is
-skipped. Record: `sanity` (tasks, start, end, end_minus_start).
+skipped. Record: `sanity` (tasks, start, end, end_minus_start). Section 18.5's runs, seeds 0-2
+(about 2,100 episodes each):
+    .venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 \
+        --train-on perfectible --dashboard --method rloo --lr 3e-4 --updates 40 --seed 0
 
 The dashboard (--dashboard): each update also logs, from one pass without gradient over its
 batch under the policy that sampled it (before the update) and the warm start, the quantities
@@ -155,7 +158,7 @@ EXTRA_T = 0.5                # the held-out control's temperature: trained polic
                              # sampled at it, so a gain at one temperature is compared there too
 FROM_THE_WARM_START = ('hint', 'pad_lines', 'eval_seed', 'samples_per_task')
 PERFECTIBLE = (0.2, 0.8)     # --train-on perfectible: the warm start's solve rates kept (2510.26788)
-SANITY_SAMPLES = 32          # its evaluation: episodes per task, at T=1,
+SANITY_SAMPLES = 16          # its evaluation: episodes per task, at T=1,
 SANITY_SEED = 7000           # at these episode seeds (not the warm start's, which chose the tasks)
 
 
