@@ -396,3 +396,36 @@ def test_explained_variance_and_baseline():
     assert gym_v2_rl.explained_variance(t, t.clone()) == pytest.approx(1.0)
     assert gym_v2_rl.explained_variance(t, torch.full_like(t, 0.5)) == pytest.approx(0.0)
     assert gym_v2_rl.explained_variance(torch.ones(3), torch.zeros(3)) is None
+
+
+SANITY = [f'gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_dash_lr3e-4_u40{s}'
+          for s in ('', '_s1', '_s2')]
+
+
+def test_the_sanity_check_records_say_what_section_18_5_says():
+    """Section 18.5's reading of the sanity check's three records: on every seed the training
+    accuracy rises by more than the smallest change the evaluation detects, about twice it, and by
+    more than half of it within the first ten updates; averaged over the
+    seeds, from the first ten updates to the last ten, the constant groups grow, the entropy falls
+    and the KL to the warm start grows; k3 runs below the exact KL; the variance RLOO's baseline
+    explains is below zero."""
+    runs = [arl.load_record(stem) for stem in SANITY]
+    for run in runs:
+        s = run.results['sanity']
+        diff, se = s['end_minus_start']
+        assert diff > 1.5 * arl.min_detectable_effect(se)
+        assert s['end']['rate'] > s['start']['rate']
+
+    def mean(key, rows):
+        values = [r[key] if key != 'constant' else 1 - r['groups'] / run.results['rl_tasks']
+                  for run in runs for r in run.log[rows] if r.get(key, 0) is not None]
+        return sum(values) / len(values)
+    first, last = slice(0, 10), slice(-10, None)
+    start = sum(run.results['sanity']['start']['rate'] for run in runs) / len(runs)
+    assert mean('solved', first) - start > (mean('solved', last) - start) / 2
+    assert mean('constant', last) > mean('constant', first)
+    assert mean('entropy', last) < mean('entropy', first)
+    assert mean('kl_start', last) > mean('kl_start', first)
+    for rows in (first, last):
+        assert mean('kl_start_k3', rows) < mean('kl_start', rows)
+        assert mean('baseline_ev', rows) < 0
