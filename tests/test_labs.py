@@ -9,6 +9,7 @@ Run: .venv/bin/python -m pytest tests/test_labs.py -q
 """
 
 import dataclasses
+import math
 import json
 import pathlib
 import sys
@@ -375,3 +376,86 @@ def test_the_gigpo_arm_runs_reduced_with_per_turn_weights(tmp_path):
     lengths = [end - start for start, end in spans]
     assert w.abs().sum() == lengths[0] + 2 * lengths[1]
     assert rl.name == 'gym_v2_rl'
+
+
+def test_the_sanity_check_and_the_dashboard_run_reduced(tmp_path):
+    """gym_v2_rl --train-on perfectible (the sanity check of 2510.26788) trains on the train tasks
+    the warm start solved 20-80% of the time, evaluates start and end on them at the same seeds
+    and records their paired difference; --dashboard adds entropy, KL to the warm start (exact
+    and k3) and the explained variances to the log, and changes nothing else."""
+    import gym_v2_rl
+    lab = harness.lab('gym_v2_rl')
+    rates = arl.load_record(WARM).metrics['hint']['train']['t1']['per_task']
+    low, high = gym_v2_rl.PERFECTIBLE
+    path = run_lab('gym_v2_rl', ['--reduced', '--results', str(tmp_path), '--state',
+                                 str(tmp_path / 'runs'), '--warm', WARM, '--train-on',
+                                 'perfectible', '--dashboard', '--lr', '3e-4'])
+    record = arl.load_record(path.stem, tmp_path)
+    assert path.stem == harness.run_name(lab, harness.recipe_of(record))
+    sanity = record.results['sanity']
+    assert 0 < len(sanity['task_ids']) <= 4 and any(low <= p <= high for p in rates)
+    start, end = sanity['start']['per_task'], sanity['end']['per_task']
+    assert len(start) == len(end) == len(sanity['task_ids'])
+    assert sanity['end_minus_start'][0] == pytest.approx(sum(end) / len(end) - sum(start) / len(start))
+    for row in record.log:
+        assert row['entropy'] > 0 and row['policy_tokens'] > 0
+        assert row['kl_start'] >= 0 and math.isfinite(row['kl_start_k3'])
+    assert record.log[0]['kl_start'] < 1e-6    # the first batch is scored by the warm start itself
+    # the dashboard on PPO: the value head's explained variance; plain runs are unchanged
+    scores = {}
+    for extra in ([], ['--dashboard']):
+        out = tmp_path / ('dash' if extra else 'plain')
+        p = run_lab('gym_v2_rl', ['--reduced', '--results', str(out), '--state', str(out / 'runs'),
+                                  '--warm', WARM, '--train-on', 'mixed', '--method', 'ppo',
+                                  '--lr', '3e-4'] + extra)
+        scores[bool(extra)] = json.loads(p.read_text())['results']
+    assert all('value_ev' in row for row in scores[True]['log'])
+    same = [{k: row[k] for k in plain} for row, plain in zip(scores[True]['log'],
+                                                             scores[False]['log'])]
+    assert same == scores[False]['log']
+    assert scores[True]['metrics'] == scores[False]['metrics']
+    with pytest.raises(SystemExit):
+        harness.prepare(lab, ['--warm', WARM, '--train-on', 'perfectible', '--fresh-padding', '2'])
+
+
+def test_explained_variance_and_baseline():
+    """dashboard_stats' explained variance: 1 for an exact prediction, 0 for the mean, None for a
+    constant target; RLOO's leave-one-out baseline explains none of a group's own spread."""
+    import gym_v2_rl
+    t = torch.tensor([0.0, 1.0, 1.0, 0.0])
+    assert gym_v2_rl.explained_variance(t, t.clone()) == pytest.approx(1.0)
+    assert gym_v2_rl.explained_variance(t, torch.full_like(t, 0.5)) == pytest.approx(0.0)
+    assert gym_v2_rl.explained_variance(torch.ones(3), torch.zeros(3)) is None
+
+
+SANITY = [f'gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_dash_lr3e-4_u40{s}'
+          for s in ('', '_s1', '_s2')]
+
+
+def test_the_sanity_check_records_say_what_section_18_5_says():
+    """Section 18.5's reading of the sanity check's three records: on every seed the training
+    accuracy rises by more than the smallest change the evaluation detects, about twice it, and by
+    more than half of it within the first ten updates; averaged over the
+    seeds, from the first ten updates to the last ten, the constant groups grow, the entropy falls
+    and the KL to the warm start grows; k3 runs below the exact KL; the variance RLOO's baseline
+    explains is below zero."""
+    runs = [arl.load_record(stem) for stem in SANITY]
+    for run in runs:
+        s = run.results['sanity']
+        diff, se = s['end_minus_start']
+        assert diff > 1.5 * arl.min_detectable_effect(se)
+        assert s['end']['rate'] > s['start']['rate']
+
+    def mean(key, rows):
+        values = [r[key] if key != 'constant' else 1 - r['groups'] / run.results['rl_tasks']
+                  for run in runs for r in run.log[rows] if r.get(key, 0) is not None]
+        return sum(values) / len(values)
+    first, last = slice(0, 10), slice(-10, None)
+    start = sum(run.results['sanity']['start']['rate'] for run in runs) / len(runs)
+    assert mean('solved', first) - start > (mean('solved', last) - start) / 2
+    assert mean('constant', last) > mean('constant', first)
+    assert mean('entropy', last) < mean('entropy', first)
+    assert mean('kl_start', last) > mean('kl_start', first)
+    for rows in (first, last):
+        assert mean('kl_start_k3', rows) < mean('kl_start', rows)
+        assert mean('baseline_ev', rows) < 0

@@ -106,6 +106,27 @@ which Adam moves the function about the same across ranks, so one learning rate 
 ("LoRA Without Regret", Thinking Machines Lab 2025). The adapters are merged into the weights
 (`agentrl.merge_lora`) after training, so the checkpoint and the evaluation are a plain TinyAgent.
 
+The sanity check of Qi et al. (arXiv 2510.26788) (--train-on perfectible): RL trains on a
+fixed set of tasks, those of the warm start's `train` evaluation that it solved 20-80% of the
+time (PERFECTIBLE, from its recorded per-task rates), each played as evaluated (no fresh
+padding); every round plays min(--tasks-per-update, all of them). A sound algorithm drives the
+training accuracy on these tasks high, since every one of them is within reach. The warm start
+and the trained policy are both evaluated on the same tasks at T=1 with SANITY_SAMPLES episodes
+each, at episode seeds SANITY_SEED (not the seeds the tasks were selected on, so the start is not
+biased by the selection), and compared paired by task; the held-out and stretch evaluation is
+skipped. Record: `sanity` (tasks, start, end, end_minus_start). Section 18.5's runs, seeds 0-2
+(about 2,100 episodes each):
+    .venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 \
+        --train-on perfectible --dashboard --method rloo --lr 3e-4 --updates 40 --seed 0
+
+The dashboard (--dashboard): each update also logs, from one pass without gradient over its
+batch under the policy that sampled it (before the update) and the warm start, the quantities
+of `dashboard_stats`: the entropy of the policy's next-token distributions, the KL to the warm
+start (exact over the character vocabulary, and k3 on the sampled tokens), the policy tokens,
+the spread of the rewards, the share of the rewards' variance the group baseline explains and,
+with --method ppo, the explained variance of the value head. Nothing else changes: no random
+number is drawn.
+
 After every --eval-every updates it prints the held-out expert-path probability (one
 teacher-forced pass per task, exact and noise-free); at the end, held-out and stretch at T=1
 (the warm start's episodes per task and evaluation seeds), greedy and pass@k, and
@@ -148,6 +169,9 @@ REFILL_ROUNDS = 8            # --refill's cap on rounds per update (verl: max_nu
 EXTRA_T = 0.5                # the held-out control's temperature: trained policies are also
                              # sampled at it, so a gain at one temperature is compared there too
 FROM_THE_WARM_START = ('hint', 'pad_lines', 'eval_seed', 'samples_per_task')
+PERFECTIBLE = (0.2, 0.8)     # --train-on perfectible: the warm start's solve rates kept (2510.26788)
+SANITY_SAMPLES = 16          # its evaluation: episodes per task, at T=1,
+SANITY_SEED = 7000           # at these episode seeds (not the warm start's, which chose the tasks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,7 +180,7 @@ class RlRecipe(harness.Recipe):
                        stem=True)
     train_on: str = option('train', "where RL trains: the warm start's training tasks, unseen "
                            'variants of half the held-out groups, or half of each',
-                           choices=('train', 'heldout-groups', 'mixed'), short='')
+                           choices=('train', 'heldout-groups', 'mixed', 'perfectible'), short='')
     with_stretch: bool = option(False, "RL also trains on variants 0-7 of the stretch templates' "
                                 'placements', short='stretch')
     fresh_padding: int = option(0, 'with a padded warm start: each group plays one of K seeded '
@@ -175,6 +199,8 @@ class RlRecipe(harness.Recipe):
                                 "bug's", short='atbug')
     kl_coef: float = option(0.0, 'weight of a k2 KL penalty to the warm start (0: none)',
                             short='kl')
+    dashboard: bool = option(False, 'log per update the entropy, the KL to the warm start and '
+                             'the explained variance (dashboard_stats)', short='dash')
     ppo_epochs: int = option(2, 'with --method ppo: passes over each batch', short='ppo-e')
     ppo_minibatches: int = option(2, 'with --method ppo: optimiser steps per pass', short='ppo-mb')
     lora_rank: int = option(0, 'train rank-R LoRA adapters of the block linears only (0: all)',
@@ -238,6 +264,9 @@ class RlRecipe(harness.Recipe):
         if self.fresh_padding and not self.pad_lines:
             raise RecipeError(f'--fresh-padding needs a warm start trained on padded tasks; '
                               f'{self.warm} was not (pad_lines 0)')
+        if self.train_on == 'perfectible' and (self.fresh_padding or self.with_stretch):
+            raise RecipeError('--train-on perfectible trains on fixed tasks as the warm start '
+                              'was evaluated on them: no --fresh-padding, no --with-stretch')
         if self.with_stretch and self.train_on == 'train':
             raise RecipeError('--with-stretch adds placements to --train-on heldout-groups or '
                               'mixed')
@@ -456,6 +485,65 @@ class PaddingPool:
         raise ValueError(f'task {task.id}: no padding of {self.TRIES} moved line {task.line}')
 
 
+def explained_variance(target, prediction):
+    """1 - Var(target - prediction) / Var(target) over two 1-d tensors (None if Var(target) is 0):
+    1 when the prediction is exact, 0 when it does no better than the mean, below 0 when worse."""
+    var = target.var(unbiased=False)
+    if var.item() == 0:
+        return None
+    return 1.0 - ((target - prediction).var(unbiased=False) / var).item()
+
+
+def dashboard_stats(policy, ref, episodes, group, critic=None, max_tokens=4096):
+    """The dashboard of one batch, under the policy that sampled it (call it before the update)
+    and `ref` (the warm start), without gradient and without drawing a random number -> dict:
+      entropy         mean over policy tokens of the entropy (nats) of the policy's next-token
+                      distribution (agentrl.entropy)
+      kl_start        mean over policy tokens of the exact KL(policy || warm start) between the
+                      next-token distributions, summed over the vocabulary (agentrl.token_kl)
+      kl_start_k3     the same KL from the sampled tokens only: mean k3 (Chapter 10)
+      policy_tokens   the batch's policy tokens
+      reward_std      standard deviation of the episodes' rewards
+      baseline_ev     explained_variance of the rewards by each episode's leave-one-out group mean
+                      (RLOO's baseline; `episodes` in groups of `group`, as played)
+      value_ev        with `critic` (PPO's ValueHead): explained_variance of the returns by the
+                      value head over policy tokens, both as ppo_update computes them
+    The forward passes run in agentrl.length_buckets of the episodes, as trajectory_logprobs does."""
+    sums = {'entropy': 0.0, 'kl_start': 0.0, 'kl_start_k3': 0.0}
+    n, returns, values = 0, [], []
+    with torch.no_grad():
+        for bucket in arl.length_buckets([len(e.ids) for e in episodes], max_tokens):
+            batch = [episodes[b] for b in bucket]
+            ids, action_mask, _, _ = arl.collate_trajectories(batch)               # [b, t]
+            if critic is not None:
+                logits, v = critic(ids)                                            # [b, t, V], [b, t]
+            else:
+                logits = policy(ids)[0]
+            ref_logits = ref(ids)[0]
+            logp, mask = arl.token_logprobs(logits, ids, action_mask)             # [b, t-1]
+            logq, _ = arl.token_logprobs(ref_logits, ids, action_mask)
+            keep = mask > 0
+            sums['entropy'] += arl.entropy(logits, mask).sum().item()
+            sums['kl_start'] += arl.token_kl(logits, ref_logits, mask).sum().item()
+            sums['kl_start_k3'] += arl.kl_estimators(logp, logq)[2][keep].sum().item()
+            n += int(keep.sum())
+            if critic is not None:
+                rewards = torch.zeros_like(logp)
+                for j, e in enumerate(batch):
+                    rewards[j, mask[j].nonzero()[-1, 0]] = e.reward
+                _, ret = arl.gae(rewards, v[:, :-1], mask, 1.0, PPO_LAM)
+                returns.append(ret[keep])
+                values.append(v[:, :-1][keep])
+    out = {k: v / max(n, 1) for k, v in sums.items()}
+    r = torch.tensor([float(e.reward) for e in episodes])
+    loo = torch.cat([(g.sum() - g) / (len(g) - 1) for g in r.split(group)])
+    out.update(policy_tokens=n, reward_std=r.std(unbiased=False).item(),
+               baseline_ev=explained_variance(r, loo))
+    if critic is not None:
+        out['value_ev'] = explained_variance(torch.cat(returns), torch.cat(values))
+    return out
+
+
 def mean_expert_prob(model, env, tasks, tok):
     return sum(math.exp(v) for v in ev.expert_path_logprob(model, env, tasks, tok)) / len(tasks)
 
@@ -478,21 +566,33 @@ def run(recipe, context):
     model = arl.load_checkpoint(warm.checkpoint)
     config = torch.load(warm.checkpoint, weights_only=True)['model_config']
     by_id = {t.id: t for t in tasks}
-    placements = arl.rl_placements(tasks) if recipe.train_on != 'train' else set()
+    placements = (arl.rl_placements(tasks) if recipe.train_on not in ('train', 'perfectible')
+                  else set())
     if recipe.task_limit and placements:
         placements = set(sorted(placements)[:recipe.task_limit])
     splits = {s: [by_id[i] for i in ids] for s, ids in warm.results['eval_task_ids'].items()}
     mode = 'hint' if recipe.hint else 'plain'
     control = dict(warm.metrics[mode])
+    perfectible = []                 # --train-on perfectible: the train tasks solved 20-80%
+    if recipe.train_on == 'perfectible':
+        low, high = PERFECTIBLE
+        perfectible = [t.id for t, p in zip(splits['train'], control['train']['t1']['per_task'])
+                       if low <= p <= high][:recipe.task_limit or None]
+    sanity_samples = 2 if context.reduced else SANITY_SAMPLES
     if recipe.eval_tasks:            # the first tasks of each split; the control cut to them
         keep = {s: (evaluation_positions(v, placements, recipe.eval_tasks) if s == 'heldout'
                     else list(range(min(recipe.eval_tasks, len(v))))) for s, v in splits.items()}
         splits = {s: [v[i] for i in keep[s]] for s, v in splits.items()}
         control.update({s: restrict(control[s], keep[s]) for s in control if s in keep})
-    train_pool = [t for t in tasks if t.split == 'train'][:recipe.task_limit or None]
+    train_pool = ([] if recipe.train_on == 'perfectible'     # RL plays its own tasks only
+                  else [t for t in tasks if t.split == 'train'][:recipe.task_limit or None])
     ids = {t.id for t in train_pool} | {t.id for v in splits.values() for t in v}
-    play = gym_v2.played(tasks, cache, recipe.pad_lines, ids)
+    play = gym_v2.played(tasks, cache, recipe.pad_lines, ids | set(perfectible))
     train = [play[t.id] for t in train_pool]
+    if perfectible:
+        train = [play[i] for i in perfectible]
+        print(f'RL on the {len(train)} train tasks the warm start solved '
+              f'{PERFECTIBLE[0]:.0%}-{PERFECTIBLE[1]:.0%} of the time', flush=True)
     stretch_groups = ({gym_v2.task_group(t) for t in tasks if t.split == 'stretch'}
                       if recipe.with_stretch else set())
     if recipe.task_limit and stretch_groups:
@@ -516,6 +616,10 @@ def run(recipe, context):
     teacher = (arl.load_checkpoint(context.load(recipe.teacher).checkpoint)
                if recipe.method == 'onpolicy_distill' else None)
     dagger_data, round_tasks = [], []    # --method dagger: the aggregate; the tasks just played
+    if ref is None and recipe.dashboard:   # building a model draws from torch's generator: put
+        drawn = torch.get_rng_state()      # it back, so that the dashboard changes no draw
+        ref = arl.load_checkpoint(warm.checkpoint)
+        torch.set_rng_state(drawn)
     curve, rl_curve, log = [], [], []
     with arl.SandboxPool(workers=1) as pool:
         env = gym_v2.HintedBugFixEnv(hint=recipe.hint, cache=cache, sandbox=pool.run)
@@ -549,11 +653,17 @@ def run(recipe, context):
             played_episodes, u, rl_seconds = state['episodes'], state['update'], state['seconds']
             paddings.made = state['paddings']
             dagger_data = state.get('dagger', [])
+            sanity_start = state.get('sanity_start')
         else:
             curve.append((0, mean_expert_prob(model, env, unseen, tok)))
             if seen_by_rl:
                 rl_curve.append((0, mean_expert_prob(model, env, seen_by_rl, tok)))
             print(f'update 0: heldout expert-path {curve[-1][1]:.4f}', flush=True)
+        if perfectible and not state:   # the warm start on RL's own tasks, at fresh seeds
+            sanity_start = arl.summarise(arl.sample_rewards(
+                model, env, train, tok, sanity_samples, 1.0, SANITY_SEED)[0])
+            print(f'warm start on its {len(train)} perfectible tasks: '
+                  f'{sanity_start["rate"]:.3f} +- {sanity_start["stderr"]:.3f}', flush=True)
 
         def play_round():
             """One round: tasks_per_update tasks drawn from rng, group episodes each at T=1."""
@@ -561,6 +671,8 @@ def run(recipe, context):
                 half = recipe.tasks_per_update // 2
                 picked = (rng.sample(train, half)
                           + rng.sample(trained_tasks, recipe.tasks_per_update - half))
+            elif perfectible:           # a fixed set: every task when it is no larger
+                picked = rng.sample(train, min(recipe.tasks_per_update, len(train)))
             else:
                 picked = rng.sample(train, recipe.tasks_per_update)
             if recipe.fresh_padding:
@@ -585,6 +697,8 @@ def run(recipe, context):
                 kept = [g for g in groups if mixed_rewards(g)]
                 found, groups = len(kept), kept[:recipe.refill]
             played_episodes += len(eps)
+            dash = (dashboard_stats(model, ref, eps, recipe.group, critic)
+                    if recipe.dashboard else {})
             if recipe.method == 'onpolicy_distill':     # the teacher scores every episode
                 full = arl.onpolicy_distill_step(model, teacher, opt, eps)
                 stats = {k: full[k] for k in ('loss', 'grad_norm', 'reverse_kl', 'k1')}
@@ -607,6 +721,7 @@ def run(recipe, context):
                          solved=sum(map(gym_v2.solved, eps)) / len(eps))
             if recipe.refill:
                 stats.update(rounds=rounds, episodes=len(eps), mixed_found=found)
+            stats.update(dash)
             log.append(stats)
             last = (played_episodes >= recipe.episode_budget if recipe.episode_budget
                     else u == recipe.updates)
@@ -622,12 +737,27 @@ def run(recipe, context):
                 'learner': learner.state_dict(), 'optimizer': opt.state_dict(),
                 'rng': harness.rng_state(rng), 'curve': curve, 'rl_curve': rl_curve,
                 'log': log, 'episodes': played_episodes, 'seconds': time.time() - t_rl,
-                'paddings': paddings.made, 'dagger': dagger_data}, recipe)
+                'paddings': paddings.made, 'dagger': dagger_data,
+                **({'sanity_start': sanity_start} if perfectible else {})}, recipe)
         rl_seconds = time.time() - t_rl
         if lora:
             arl.merge_lora(model)   # a plain TinyAgent again: same checkpoint and evaluation
         context.save_checkpoint(model, config)   # before evaluation: a failure there loses no training
         t0 = time.time()
+        if perfectible:                 # the same tasks at the same seeds as the start
+            end = arl.summarise(arl.sample_rewards(
+                model, env, train, tok, sanity_samples, 1.0, SANITY_SEED)[0])
+            diff = ev.paired(end['per_task'], sanity_start['per_task'])
+            print(f'trained on its {len(train)} perfectible tasks: {end["rate"]:.3f} +-'
+                  f' {end["stderr"]:.3f}; minus the warm start {diff[0]:+.3f} +- {diff[1]:.3f}'
+                  ' (paired)', flush=True)
+            return {
+                'updates': u, 'episodes': played_episodes, 'rl_tasks': len(train), 'lora': lora,
+                'sanity': {'band': list(PERFECTIBLE), 'task_ids': perfectible,
+                           'samples': sanity_samples, 'seed': SANITY_SEED,
+                           'start': sanity_start, 'end': end, 'end_minus_start': list(diff)},
+                'heldout_expert_path_curve': curve, 'log': log,
+                'rl_seconds': round(rl_seconds), 'eval_seconds': round(time.time() - t0)}
         evaluated = {s: [play[t.id] for t in splits[s]] for s in ('heldout', 'stretch')}
         metrics = ev.evaluate(model, env, evaluated, tok, samples=recipe.samples_per_task,
                               temperatures=(1.0, EXTRA_T), seed=recipe.eval_seed)
