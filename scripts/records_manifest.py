@@ -22,6 +22,7 @@ import functools
 import importlib
 import json
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,8 @@ HEADER = """\
 # The labs' records: the command that makes each one, and what reads it.
 # Written by scripts/records_manifest.py from the records and their readers; never by hand.
 # A reader is a chapter section, a figure or a test that names the record, or a record whose
-# recipe names it ("record <stem>").
+# recipe names it ("record <stem>"). checkpoint = true: the policy's weights are in the repository
+# (a checkpoint the .gitignore keeps local is rebuilt by the command).
 """
 
 
@@ -136,6 +138,19 @@ def command_of(stem: str, folder: Path) -> str:
     return lab_harness().command(record)
 
 
+def shipped_checkpoints(folder: Path) -> set[str]:
+    """Stems of the checkpoints a clone of the repository has: those present and not ignored by
+    git, so a checkpoint kept only on the machine that trained it does not change the manifest."""
+    present = sorted(folder.glob("*.pt"))
+    try:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "--stdin"], cwd=folder, capture_output=True, text=True,
+            input="\n".join(p.name for p in present), check=False).stdout.split()
+    except FileNotFoundError:  # no git: a copy of the repository ships what it holds
+        ignored = []
+    return {p.stem for p in present} - {Path(name).stem for name in ignored}
+
+
 def entries(root: Path = ROOT, folder: Path = RESULTS) -> list[Entry]:
     records = load_records(folder)
     readers = direct_readers(set(records), reader_files(root), root)
@@ -143,11 +158,12 @@ def entries(root: Path = ROOT, folder: Path = RESULTS) -> list[Entry]:
         for linked in links(record):
             if linked in readers:
                 readers[linked].add(f"record {stem}")
+    shipped = shipped_checkpoints(folder)
     out = []
     for stem, record in records.items():
         out.append(Entry(stem=stem, kind=record["kind"], lab=record["lab"],
                          command=command_of(stem, folder),
-                         checkpoint=(folder / f"{stem}.pt").exists(),
+                         checkpoint=stem in shipped,
                          read_by=sorted(readers[stem])))
     return out
 

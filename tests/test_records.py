@@ -111,3 +111,13 @@ def test_the_scan_finds_literal_readers_and_flags_unknown_names(tmp_path):
     assert readers == {"a": {"book/en/07-x.md 7.2"}, "b": set()}
     assert records_manifest.unknown_names({"a"}, [chapter], tmp_path) == [
         "book/en/07-x.md:7: no record 'zzz'"]
+
+
+def test_a_checkpoint_git_ignores_is_not_shipped(tmp_path):
+    """The manifest says which checkpoints a clone has, so a local-only one must not count."""
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("local_*.pt\n")
+    (tmp_path / "local_run.pt").write_bytes(b"")
+    (tmp_path / "kept_run.pt").write_bytes(b"")
+    assert records_manifest.shipped_checkpoints(tmp_path) == {"kept_run"}
