@@ -365,6 +365,19 @@ class Proposed:
 GIGPO = f"gym_v2_rl_{HARNESS_RECIPE}_gigpo_lr3e-4_u300"
 PROPOSED = [
     Proposed(
+        "The sanity check with PPO, and its value head (Chapter 18)",
+        "The sanity check's recipe with PPO in place of RLOO (`--method ppo`, two epochs of two "
+        "minibatches, a value head on the trunk): the solve rate at T = 1 on the 11 sometimes-"
+        "solved `train` tasks after 40 updates minus the warm start's, paired by task on 16 "
+        "episodes per task at fresh episode seeds, three training seeds. The value head's "
+        "explained variance (`value_ev`), first ten updates against the last ten, is read beside "
+        "it: the dashboard quantity a group baseline cannot give.",
+        "About 0.14, as for RLOO's sanity check (Appendix A's `min_detectable_effect` at the "
+        "binomial standard error of 11 tasks x 16 episodes per arm).",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on perfectible --method ppo --dashboard --lr 3e-4 --updates 40{seed}"
+         for seed in ("", " --seed 1", " --seed 2")]),
+    Proposed(
         "GiGPO against RLOO at equal episodes (Chapter 12)",
         "The solve rate at T = 1 on fresh instances of RL's placements after 300 updates (19,200 "
         "episodes sampled by the policy, as RLOO's arm), three seeds of GiGPO against the three "
