@@ -23,6 +23,7 @@ import ast
 import builtins
 import contextlib
 import io
+import math
 import random
 import re
 import symtable
@@ -123,6 +124,16 @@ def same_drawing(a: bytes, b: bytes, tolerance: float = SVG_TOLERANCE) -> bool:
 def rounded(values, digits: int = 4) -> list[float]:
     """Round to ``digits`` significant digits: what the figure needs, and stable across CPUs."""
     return [float(f"{float(v):.{digits}g}") for v in values]
+
+
+def trailing_mean(xs: list[float], window: int) -> list[float]:
+    """Trailing mean over the last `window` values that are not NaN (NaN where there are none):
+    a dashboard's smoothed line, where an update may not log a quantity."""
+    out = []
+    for i in range(len(xs)):
+        part = [x for x in xs[max(0, i - window + 1):i + 1] if not math.isnan(x)]
+        out.append(sum(part) / len(part) if part else math.nan)
+    return out
 
 
 def seed_everything(seed: int = 0) -> None:

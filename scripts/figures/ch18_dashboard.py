@@ -13,6 +13,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from _common import BLUE, GREEN, GREY, ORANGE, ROOT, VERMILION, WIDTH_IN, recorded_output, rounded
+from _common import trailing_mean
 from _common import check_numbers_against_chapter
 
 import agentrl as arl
@@ -41,11 +42,6 @@ TEXT = {
         "mean": "10 步滑动平均",
     },
 }
-
-
-def trailing_mean(xs: list[float], window: int) -> list[float]:
-    return [sum(xs[max(0, i - window + 1):i + 1]) / (i + 1 - max(0, i - window + 1))
-            for i in range(len(xs))]
 
 
 def compute() -> dict:

@@ -17,7 +17,7 @@ import math
 import matplotlib.pyplot as plt
 
 from _common import BLUE, ORANGE, ROOT, VERMILION, WIDTH_IN, recorded_output, rounded
-from _common import check_numbers_against_chapter
+from _common import check_numbers_against_chapter, trailing_mean
 
 import agentrl as arl
 
@@ -46,15 +46,6 @@ TEXT = {
         "seed": "种子 {}",
     },
 }
-
-
-def trailing_mean(xs: list[float], window: int) -> list[float]:
-    """Trailing mean over the last `window` values that are not NaN (NaN where there are none)."""
-    out = []
-    for i in range(len(xs)):
-        part = [x for x in xs[max(0, i - window + 1):i + 1] if not math.isnan(x)]
-        out.append(sum(part) / len(part) if part else math.nan)
-    return out
 
 
 def series(run) -> dict:
