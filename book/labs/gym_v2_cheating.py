@@ -31,7 +31,6 @@ import agentrl as arl
 import gym_v2
 import gym_v2_large_k as large_k
 import gym_v2_rl_fresh as fresh
-import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
@@ -39,7 +38,7 @@ VISIBLE = 'gym_v2_rl_hint_recovery_6000_pad6_copy4_mixed_fresh8_rewardvisible_lr
 
 
 @dataclasses.dataclass(frozen=True)
-class CheatingRecipe(harness.Recipe):
+class CheatingRecipe(fresh.PlayedAsRunRecipe):
     runs: tuple = option((VISIBLE, f'{VISIBLE}_s1', f'{VISIBLE}_s2'), 'the RL runs whose '
                          'policies are evaluated (record stems with checkpoints, one warm start)',
                          short='', stem=True)
@@ -55,23 +54,9 @@ class CheatingRecipe(harness.Recipe):
     temperature: float = option(1.0, 'sampling temperature of every policy', short='T')
     episode_seed: int = option(1919, 'episode seeds of this evaluation, unused elsewhere',
                                short='seed')
-    warm: str = option('', "the runs' warm start", stem=True, in_name=False)
-    hint: bool = option(True, "tasks show the failing test, as the runs'", in_name=False)
-    pad_lines: int = option(0, "blank-line padding, as the runs' warm start was trained",
-                            in_name=False)
-    max_turns: int = option(8, "turns per episode, as the runs'", in_name=False)
 
     def reduced(self):
         return dataclasses.replace(self, tasks_per_half=2, samples_per_task=2)
-
-    def resolve(self, context):
-        if not self.runs:
-            return self
-        run = context.load(self.runs[0])
-        trained = gym_v2_warm_start.recipe_of_record(context.load(run.recipe['warm']))
-        return harness.derive(self, {'warm': run.recipe['warm'], 'hint': run.recipe['hint'],
-                                     'pad_lines': trained.pad_lines,
-                                     'max_turns': run.recipe['max_turns']})
 
     def check(self, context):
         if not self.runs:

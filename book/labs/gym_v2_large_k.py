@@ -36,7 +36,6 @@ import agentrl as arl
 import evaluate as ev
 import gym_v2
 import gym_v2_rl_fresh as fresh
-import gym_v2_warm_start
 import harness
 from harness import RecipeError, option
 
@@ -44,7 +43,7 @@ KS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 @dataclasses.dataclass(frozen=True)
-class LargeKRecipe(harness.Recipe):
+class LargeKRecipe(fresh.PlayedAsRunRecipe):
     runs: tuple = option(('gym_v2_rl_hg_rloo_lr3e-4',), 'the RL run whose policy is evaluated '
                          '(one record stem, with its checkpoint)', short='', stem=True)
     control_from: str = option('gym_v2_rl_fresh_hg_rloo_lr3e-4', 'the fresh evaluation of the '
@@ -60,24 +59,9 @@ class LargeKRecipe(harness.Recipe):
     ks: tuple = option(KS, 'the k at which pass@k is paired by task', short='k-')
     episode_seed: int = option(2560, 'episode seeds of this evaluation, unused elsewhere',
                                short='seed')
-    warm: str = option('', "the run's warm start", stem=True, in_name=False)
-    hint: bool = option(True, "tasks show the failing test, as the run's", in_name=False)
-    pad_lines: int = option(0, "blank-line padding, as the run's warm start was trained",
-                            in_name=False)
-    max_turns: int = option(8, "turns per episode, as the run's", in_name=False)
 
     def reduced(self):
         return dataclasses.replace(self, tasks_per_half=2, samples_per_task=4, ks=(1, 2, 4))
-
-    def resolve(self, context):
-        run = context.load(self.runs[0]) if self.runs else None
-        if run is None:
-            return self
-        warm = run.recipe['warm']
-        trained = gym_v2_warm_start.recipe_of_record(context.load(warm))
-        return harness.derive(self, {'warm': warm, 'hint': run.recipe['hint'],
-                                     'pad_lines': trained.pad_lines,
-                                     'max_turns': run.recipe['max_turns']})
 
     def check(self, context):
         if len(self.runs) != 1:

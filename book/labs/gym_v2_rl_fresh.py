@@ -155,6 +155,26 @@ def run(recipe, context):
 
 
 @dataclasses.dataclass(frozen=True)
+class PlayedAsRunRecipe(harness.Recipe):
+    """The recipe of a lab that plays tasks with an RL run's policies: the settings it takes from
+    its first run (`runs`, declared by the lab), so every policy plays as that run trained."""
+    warm: str = option('', "the runs' warm start", stem=True, in_name=False)
+    hint: bool = option(True, "tasks show the failing test, as the runs'", in_name=False)
+    pad_lines: int = option(0, "blank-line padding, as the runs' warm start was trained",
+                            in_name=False)
+    max_turns: int = option(8, "turns per episode, as the runs'", in_name=False)
+
+    def resolve(self, context):
+        if not self.runs:
+            return self
+        run = context.load(self.runs[0])
+        trained = gym_v2_warm_start.recipe_of_record(context.load(run.recipe['warm']))
+        return harness.derive(self, {'warm': run.recipe['warm'], 'hint': run.recipe['hint'],
+                                     'pad_lines': trained.pad_lines,
+                                     'max_turns': run.recipe['max_turns']})
+
+
+@dataclasses.dataclass(frozen=True)
 class ReplayRecipe(harness.Recipe):
     """The recipe of a lab that replays a fresh record's episodes: the record, and what follows
     from it."""
