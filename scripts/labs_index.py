@@ -348,6 +348,20 @@ EXPERIMENTS = [
         "episodes an update, is logged beside it.",
         SANITY_FINDING,
         seeds("gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_dash_lr3e-4_u40")),
+    Experiment(
+        "The sanity check with PPO, and its value head (Chapter 18)",
+        "The sanity check's recipe with PPO in place of RLOO (two epochs of two minibatches per "
+        "batch, a value head on the shared trunk), three training seeds. Primary comparison: the "
+        "solve rate at T = 1 on the 11 sometimes-solved `train` tasks after 40 updates minus the "
+        "warm start's, paired by task on 16 episodes per task at fresh episode seeds; smallest "
+        "detectable change about 0.14, as for RLOO's check. The value head's explained variance "
+        "(first ten updates against the last ten) is read beside it.",
+        "Yes: on every seed the accuracy rises by more than one and a half times the smallest "
+        "detectable change. The value head's explained variance stays near zero throughout: it "
+        "learns the reward's level, not which episode succeeds, while its loss falls; the KL to "
+        "the warm start is about ten times RLOO's and the entropy barely moves (Section 18.5; "
+        "`tests/test_labs.py::test_the_ppo_sanity_check_records_say_what_section_18_5_says`).",
+        seeds("gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_ppo_dash_lr3e-4_u40")),
 ]
 
 
@@ -364,19 +378,6 @@ class Proposed:
 
 GIGPO = f"gym_v2_rl_{HARNESS_RECIPE}_gigpo_lr3e-4_u300"
 PROPOSED = [
-    Proposed(
-        "The sanity check with PPO, and its value head (Chapter 18)",
-        "The sanity check's recipe with PPO in place of RLOO (`--method ppo`, two epochs of two "
-        "minibatches, a value head on the trunk): the solve rate at T = 1 on the 11 sometimes-"
-        "solved `train` tasks after 40 updates minus the warm start's, paired by task on 16 "
-        "episodes per task at fresh episode seeds, three training seeds. The value head's "
-        "explained variance (`value_ev`), first ten updates against the last ten, is read beside "
-        "it: the dashboard quantity a group baseline cannot give.",
-        "About 0.14, as for RLOO's sanity check (Appendix A's `min_detectable_effect` at the "
-        "binomial standard error of 11 tasks x 16 episodes per arm).",
-        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
-         f"--train-on perfectible --method ppo --dashboard --lr 3e-4 --updates 40{seed}"
-         for seed in ("", " --seed 1", " --seed 2")]),
     Proposed(
         "GiGPO against RLOO at equal episodes (Chapter 12)",
         "The solve rate at T = 1 on fresh instances of RL's placements after 300 updates (19,200 "

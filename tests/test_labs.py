@@ -459,3 +459,35 @@ def test_the_sanity_check_records_say_what_section_18_5_says():
     for rows in (first, last):
         assert mean('kl_start_k3', rows) < mean('kl_start', rows)
         assert mean('baseline_ev', rows) < 0
+
+
+PPO_SANITY = [f'gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_ppo_dash_lr3e-4_u40{s}'
+              for s in ('', '_s1', '_s2')]
+
+
+def test_the_ppo_sanity_check_records_say_what_section_18_5_says():
+    """Section 18.5's reading of PPO's sanity check: on every seed the accuracy rises by more than
+    one and a half times the smallest detectable change; the value head's explained variance has
+    a median within 0.05 of zero and exceeds 0.5 in at most a few updates, while the value loss
+    falls and starts above the reward's variance; the KL to the warm start is several times
+    RLOO's in the first and last ten updates while the entropy falls by under a tenth."""
+    runs = [arl.load_record(stem) for stem in PPO_SANITY]
+    rloo = [arl.load_record(stem) for stem in SANITY]
+    for run in runs:
+        s = run.results['sanity']
+        diff, se = s['end_minus_start']
+        assert diff > 1.5 * arl.min_detectable_effect(se)
+
+    def mean(records, key, rows):
+        values = [r[key] for run in records for r in run.log[rows] if r.get(key) is not None]
+        return sum(values) / len(values)
+    first, last = slice(0, 10), slice(-10, None)
+    explained = sorted(r['value_ev'] for run in runs for r in run.log if r['value_ev'] is not None)
+    assert abs(explained[len(explained) // 2]) < 0.05
+    assert sum(v > 0.5 for v in explained) <= 3
+    assert mean(runs, 'value_loss', last) < mean(runs, 'value_loss', first)
+    variance = [r['reward_std'] ** 2 for run in runs for r in run.log[first]]
+    assert mean(runs, 'value_loss', first) > sum(variance) / len(variance)
+    for rows in (first, last):
+        assert mean(runs, 'kl_start', rows) > 5 * mean(rloo, 'kl_start', rows)
+    assert mean(runs, 'entropy', last) > 0.9 * mean(runs, 'entropy', first)
