@@ -452,6 +452,23 @@ PROPOSED = [
          for method in ("onpolicy_distill --teacher gym_v2_rl_hg_rloo_lr3e-4", "dagger")
          for seed in ("", " --seed 1", " --seed 2")]
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one method>"]),
+    Proposed(
+        "The distilled student's reach at large k (Chapters 16, 17 and 20)",
+        "The large-k protocol of `gym_v2_large_k` (20 fresh tasks per half, variant 18, 256 "
+        "samples each, the same episode seeds) run on the on-policy distilled student of seed 0 "
+        "(the Chapter 16 arm above): its pass@256 minus that of its teacher, the RLOO policy "
+        "`gym_v2_rl_hg_rloo_lr3e-4` of the committed record `gym_v2_large_k`, paired by task on "
+        "RL's placements, with the unseen placements, the warm start at T = 1 and the sharpening "
+        "control beside it. Does distillation keep the reach its teacher has, or narrow it "
+        "further?",
+        "About 0.23 of the tasks on RL's placements with 20 tasks (Section 17.5's MDE for "
+        "pass@256 differences, from the spread of pass@8 differences in the run's own fresh "
+        "evaluation); a smaller gap is reported as level.",
+        [".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_3000 "
+         "--train-on heldout-groups --method onpolicy_distill --teacher gym_v2_rl_hg_rloo_lr3e-4 "
+         "--lr 3e-4 --updates 100",
+         ".venv/bin/python book/labs/gym_v2_large_k.py --runs <the on-policy distillation run "
+         "of seed 0>"]),
 ]
 
 PREAMBLE = """\
