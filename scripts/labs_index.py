@@ -377,6 +377,7 @@ class Proposed:
 
 
 GIGPO = f"gym_v2_rl_{HARNESS_RECIPE}_gigpo_lr3e-4_u300"
+PROGRESS = f"gym_v2_rl_{HARNESS_RECIPE}_progress_lr3e-4_u300"
 PROPOSED = [
     Proposed(
         "GiGPO against RLOO at equal episodes (Chapter 12)",
@@ -392,6 +393,23 @@ PROPOSED = [
          for seed in ("", " --seed 1", " --seed 2")]
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
            + " ".join(seeds(GIGPO))]),
+    Proposed(
+        "Progress as the turn credit, a process reward, against RLOO (Chapter 20)",
+        "The solve rate at T = 1 on fresh instances of RL's placements after 300 updates of the "
+        "same 64 episodes sampled by the policy, three seeds of `--method progress` (each turn "
+        "weighted by its Monte Carlo progress under the policy being trained, 4 continuations "
+        f"per visited state) against the three seeds of `{RECIPE}_rloo_lr3e-4_u300`, paired by "
+        "task on the same episode seeds; the unseen placements, the sharpening control and the "
+        "continuations each update spent (logged per update) are reported beside it, so that a "
+        "gain is read against what the truth cost to sample.",
+        "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
+        "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
+        "A smaller difference is reported as level.",
+        [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
+         f"--train-on mixed --fresh-padding 8 --method progress --lr 3e-4 --updates 300{seed}"
+         for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
+           + " ".join(seeds(PROGRESS))]),
     Proposed(
         "Partial credit and a coin flip as the reward (Chapter 11)",
         "For each reward R of `partial` (the fraction of hidden tests passed) and `random` (a "
@@ -453,6 +471,23 @@ PROPOSED = [
          for method in ("onpolicy_distill --teacher gym_v2_rl_hg_rloo_lr3e-4", "dagger")
          for seed in ("", " --seed 1", " --seed 2")]
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one method>"]),
+    Proposed(
+        "The distilled student's reach at large k (Chapters 16, 17 and 20)",
+        "The large-k protocol of `gym_v2_large_k` (20 fresh tasks per half, variant 18, 256 "
+        "samples each, the same episode seeds) run on the on-policy distilled student of seed 0 "
+        "(the Chapter 16 arm above): its pass@256 minus that of its teacher, the RLOO policy "
+        "`gym_v2_rl_hg_rloo_lr3e-4` of the committed record `gym_v2_large_k`, paired by task on "
+        "RL's placements, with the unseen placements, the warm start at T = 1 and the sharpening "
+        "control beside it. Does distillation keep the reach its teacher has, or narrow it "
+        "further?",
+        "About 0.23 of the tasks on RL's placements with 20 tasks (Section 17.5's MDE for "
+        "pass@256 differences, from the spread of pass@8 differences in the run's own fresh "
+        "evaluation); a smaller gap is reported as level.",
+        [".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_3000 "
+         "--train-on heldout-groups --method onpolicy_distill --teacher gym_v2_rl_hg_rloo_lr3e-4 "
+         "--lr 3e-4 --updates 100",
+         ".venv/bin/python book/labs/gym_v2_large_k.py --runs <the on-policy distillation run "
+         "of seed 0>"]),
 ]
 
 PREAMBLE = """\

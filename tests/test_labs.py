@@ -378,6 +378,24 @@ def test_the_gigpo_arm_runs_reduced_with_per_turn_weights(tmp_path):
     assert rl.name == 'gym_v2_rl'
 
 
+def test_the_progress_arm_runs_reduced_and_counts_its_continuations(tmp_path):
+    """Section 20.2's process-reward arm: gym_v2_rl --method progress weights each turn by its
+    Monte Carlo progress under the policy being trained, keeps every group, and logs the
+    continuations it sampled; --credit-samples belongs to it alone."""
+    path = run_lab('gym_v2_rl', ['--reduced', '--results', str(tmp_path), '--state',
+                                 str(tmp_path / 'runs'), '--warm', WARM, '--train-on', 'mixed',
+                                 '--lr', '3e-4', '--method', 'progress', '--credit-samples', '2'])
+    record = json.loads(path.read_text())
+    assert record['recipe']['method'] == 'progress' and record['recipe']['credit_samples'] == 2
+    log = record['results']['log']
+    assert all(row['continuations'] > 0 and row['continuations'] % 2 == 0 for row in log)
+    assert any('grad_norm' in row for row in log)
+    import gym_v2_rl
+    for argv in (['--credit-samples', '2'], ['--method', 'progress', '--refill', '4']):
+        with pytest.raises(SystemExit):
+            harness.prepare(gym_v2_rl.LAB, ['--warm', WARM] + argv)
+
+
 def test_the_sanity_check_and_the_dashboard_run_reduced(tmp_path):
     """gym_v2_rl --train-on perfectible (the sanity check of 2510.26788) trains on the train tasks
     the warm start solved 20-80% of the time, evaluates start and end on them at the same seeds

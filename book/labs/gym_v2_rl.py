@@ -22,6 +22,12 @@ policy tokens). Advantages:
            group, drawn from the same stream: preference pairs from the policy's own batches
   gigpo    Chapter 12's GiGPO: RLOO's episode-level advantage plus a step-level one from
            anchor states (identical states across a group), weighted per turn
+  progress Section 12.4's truth as the turn credit, a process reward measured as progress
+           (Setlur et al., 2410.08146; Section 20.2): each turn weighted by V(h_{k+1}) - V(h_k)
+           under the policy being trained, V the mean reward of --credit-samples continuations
+           of every visited state (`agentrl.state_values`); every group is kept, since a turn's
+           progress need not be 0 where the group's rewards are equal, and the log counts the
+           continuations, which the comparison with RLOO must charge as sampled episodes
   reinforce r on every episode, no baseline, and no group dropped: Chapter 6's REINFORCE, whose
            groups of four successes are reinforced too (the loss averages over all 64 episodes)
   onpolicy_distill  Chapter 16's on-policy distillation from --teacher (a record stem with a
@@ -160,7 +166,7 @@ import harness
 from harness import RecipeError, option
 
 METHODS = ('rloo', 'grpo', 'positive', 'reinforce', 'ppo', 'random_kept', 'dpo', 'gigpo',
-           'onpolicy_distill', 'dagger')
+           'onpolicy_distill', 'dagger', 'progress')
 DISTILLATION = ('onpolicy_distill', 'dagger')   # no reward is used: every episode is a lesson
 DAGGER_BATCH = 64            # --method dagger: examples per step, drawn from the aggregate
 DPO_BETA = 0.1               # --method dpo: DPO's beta (Section 15.5)
@@ -190,6 +196,8 @@ class RlRecipe(harness.Recipe):
     method: str = option('rloo', 'the advantages (or PPO)', choices=METHODS, short='')
     teacher: str = option('', 'with --method onpolicy_distill: the teacher policy (a record stem '
                           'with a checkpoint)', short='from-', stem=True)
+    credit_samples: int = option(4, 'with --method progress: continuations per visited state '
+                                 'for its Monte Carlo value', short='cont')
     line_edit_bonus: float = option(0.0, "RL's rollouts also pay B for the first edit that applies "
                                     'on the bug line (gym_v2.LineEditBonusEnv)', short='bonus')
     reward: str = option('binary', "what RL's submits pay (agentrl.RewardEnv): all hidden tests, "
@@ -281,6 +289,13 @@ class RlRecipe(harness.Recipe):
                               '--kl-coef does not apply')
         if self.kl_coef and self.method == 'gigpo':
             raise RecipeError('--kl-coef is not implemented for --method gigpo')
+        if self.method == 'progress' and (self.kl_coef or self.refill):
+            raise RecipeError('--method progress keeps every group and values its states: '
+                              '--kl-coef and --refill do not apply')
+        if self.credit_samples != 4 and self.method != 'progress':
+            raise RecipeError('--credit-samples applies to --method progress')
+        if self.credit_samples < 1:
+            raise RecipeError('--credit-samples: at least one continuation per state')
         if self.kl_coef and self.method == 'ppo':
             raise RecipeError('--kl-coef joins the loss of the group methods, not PPO\'s')
         if bool(self.teacher) != (self.method == 'onpolicy_distill'):
@@ -372,6 +387,29 @@ def turn_weights(episodes, credit):
         for (start, end), a in zip(arl.action_spans(e.action_mask), turns):
             weights[b, start - 1:end - 1] = a
     return weights
+
+
+def progress_update(model, optimizer, groups, tasks, env, tok, samples, seed, max_turns,
+                    grad_clip=1.0):
+    """One optimiser step with Section 12.4's truth as the turn credit -> stats. groups[i] was
+    played on tasks[i]; every visited state of a group is valued by `samples` continuations
+    under model (seeds from `seed`), and each turn's tokens are weighted by its progress
+    V(h_{k+1}) - V(h_k) (`agentrl.true_turn_advantages`). Every group is kept."""
+    credit, continuations = [], 0
+    for g, (group, task) in enumerate(zip(groups, tasks)):
+        states = arl.visited_states(task, group)
+        values = arl.state_values(model, env, tok, states, samples, seed=seed + 1000 * g,
+                                  max_turns=max_turns)
+        continuations += samples * len(states)
+        credit.extend(arl.true_turn_advantages(e, values) for e in group)
+    stats = {'groups': sum(map(mixed_rewards, groups)), 'continuations': continuations}
+    if not any(a for turns in credit for a in turns):       # no turn made or lost progress
+        return stats
+    episodes = [e for group in groups for e in group]
+    step = arl.pg_step(model, optimizer, episodes, turn_weights(episodes, credit),
+                       'seq-mean-token-mean', grad_clip)
+    stats.update(loss=step['loss'], grad_norm=step['grad_norm'])
+    return stats
 
 
 def update(model, optimizer, groups, method, grad_clip=1.0, ref=None, kl_coef=0.0, rng=None):
@@ -709,6 +747,12 @@ def run(recipe, context):
                 stats = dagger_update(model, opt, dagger_data,
                                       random.Random(f'rl:{recipe.seed}:dagger:{u}'))
                 stats['groups'] = sum(map(mixed_rewards, groups))
+            elif recipe.method == 'progress':          # Section 12.4's truth as turn credit
+                stats = progress_update(
+                    model, opt, groups, round_tasks[::recipe.group], rl_env, tok,
+                    recipe.credit_samples,
+                    random.Random(f'rl:{recipe.seed}:progress:{u}').randrange(2 ** 31),
+                    recipe.max_turns)
             elif critic is not None:    # PPO learns from every episode; its critic is the baseline
                 stats = arl.ppo_update(critic, opt, eps, epochs=recipe.ppo_epochs,
                                        minibatches=recipe.ppo_minibatches, lam=PPO_LAM)
