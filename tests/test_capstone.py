@@ -57,7 +57,7 @@ if rank == 0:
 else:
     arl.join_group(rank, world)
     with arl.SandboxPool(workers=1) as sandbox:
-        arl.serve_rollouts(arl.TinyAgent(**dict(recipe.model_config, seed=0)).eval(),
+        arl.serve_rollouts(arl.load_checkpoint(warm),     # its weights come from rank 0
                            capstone.rl_env(recipe, {}, sandbox.run), tok,
                            max_turns=recipe.max_turns)
     torch.distributed.destroy_process_group()
