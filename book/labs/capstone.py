@@ -35,34 +35,45 @@ episode seeds for every policy (`agentrl.sample_rewards`), so every difference i
   functions  the stretch functions (`agentrl.STRETCH_FUNCS`): functions no stage trained on
 The sft policy is also sampled at --control-temperatures; its best on each split is the
 sharpening control (the policy before any training on its own samples, at its best
-temperature). Each stage's checkpoint is saved beside the record (results/<run>_<stage>.pt) and,
-keyed by the recipe of the stages up to it, in <state>/capstone-stages/, so the random-reward arm
-(--reward random) reuses the sft and rs stages of the same seed and trains only its RL stage.
+temperature). The last stage's policy is saved beside the record (results/<run>.pt), each earlier
+one as results/<run>_<stage>.pt. Every stage's checkpoint and evaluation are also kept in
+<state>/capstone-stages/, keyed by the recipe of the stages up to it: a run that stopped starts
+again after its last finished stage, and the random-reward arm (--reward random) reuses the sft
+and rs stages of its seed, trained and evaluated once, and runs only its RL stage and its
+evaluation.
 
 The ledger over three seeds (`python book/labs/capstone.py ledger STEM STEM_s1 STEM_s2`) pairs each
 stage with the one before and the last stage with the control, task by task, the seeds averaged
-per task, with a standard error clustered by placement (`agentrl.seed_stderr`), and the
-random-reward arm against the real reward when its three records are given (--random STEM ...).
+per task, with a standard error clustered by placement (`agentrl.seed_stderr`) and a 95%
+interval; with --random STEM ... (the same seeds, --reward random) also the real reward's RL
+stage against the coin flip's.
 
 Budget: one seed's pipeline, on one core of this machine with nothing else running, from the
 recorded timings of the labs whose stages these are:
   sft         6,000 steps of batch 8 took 1,415 s (gym_v2_warm_start), so 3,000 steps ~ 710 s;
-              building the demonstrations ~ 30 s
+              the 2,579 demonstrations, each padded task validated in the sandbox, ~ 60 s
   rs          2 rounds x (128 tasks x 4 episodes at ~0.06 s each ~ 31 s, and 100 steps ~ 24 s)
               ~ 110 s
-  rl          300 updates of 64 episodes took ~1,700 s (gym_v2_rl, mixed, fresh padding 8), so
-              150 updates ~ 850 s
-  evaluation  ~130 practised, unseen and stretch placements x 2 fresh variants ~ 250 tasks x 8
-              episodes ~ 2,000 episodes at ~0.06 s ~ 120 s per policy and temperature (the
-              standard fresh evaluation: ~20,000 episodes in ~1,200 s); sft at 4 temperatures,
-              rs and rl at T = 1: 6 passes ~ 720 s
-  in all      ~ 710 + 30 + 110 + 850 + 720 ~ 2,420 s ~ 40 minutes (the random-reward arm: its
-              RL stage and one evaluation pass, ~ 970 s)
+  rl          300 updates of 64 episodes took ~1,700 s (gym_v2_rl, mixed batches, fresh padding
+              8), so 150 updates ~ 850 s
+  evaluation  78 practised, 76 unseen and 132 stretch tasks (2 fresh variants of 31, 32 and 45
+              placements) x 8 episodes = 2,288 episodes, at ~0.06 s each (the standard fresh
+              evaluation: ~20,000 episodes in ~1,200 s) ~ 140 s per policy and temperature; sft
+              at 3 temperatures, rs and rl at T = 1: 5 passes ~ 690 s, and ~ 20 s to make and
+              validate the fresh tasks
+  in all      710 + 60 + 110 + 850 + 690 + 20 ~ 2,440 s ~ 41 minutes; the random-reward arm of a
+              seed whose binary run is done: 850 + 140 + 20 ~ 1,010 s ~ 17 minutes
+
+A reduced run (--reduced --results DIR: a smaller model, 20 imitation steps, one rejection round
+of 4 tasks, 2 RL updates of 4 tasks x 2 episodes, 2 placements per split) is the smoke test of the
+whole pipeline, about a minute on an idle machine (tests/test_labs.py runs it).
 
 Run from the repository root, one at a time (single-threaded, seeded):
     .venv/bin/python book/labs/capstone.py                   # seed 0; then --seed 1, --seed 2
     .venv/bin/python book/labs/capstone.py --reward random   # the control arm, seeds 0-2
-Record: results/<run>.json (kind run) with each stage's checkpoint beside it.
+    .venv/bin/python book/labs/capstone.py ledger capstone capstone_s1 capstone_s2 \
+        --random capstone_rewardrandom capstone_s1_rewardrandom capstone_s2_rewardrandom
+Record: results/<run>.json (kind run), the policies beside it.
 """
 
 import dataclasses
@@ -141,7 +152,7 @@ class CapstoneRecipe(harness.Recipe):
                              short='evaln')
     samples_per_task: int = option(8, 'evaluation episodes per task and temperature',
                                    short='samples')
-    control_temperatures: tuple = option((0.1, 0.3, 0.5, 1.0), "the sft policy's sweep; the "
+    control_temperatures: tuple = option((0.1, 0.5, 1.0), "the sft policy's sweep; the "
                                          'best per split is the sharpening control',
                                          short='controlT-')
     eval_seed: int = option(6151, 'episode seeds of the evaluation, the same for every policy',
@@ -367,6 +378,26 @@ def cached_stage(context, recipe, stage, make):
     return model, log
 
 
+EVAL_FIELDS = ('fresh_variants', 'eval_tasks', 'samples_per_task', 'control_temperatures',
+               'eval_seed', 'max_turns')
+
+
+def cached_evaluation(context, recipe, stage, make):
+    """make() -> a stage's evaluation, or the one a run of the same recipe up to this stage
+    and the same evaluation recorded in <state>/capstone-stages/ (the same policy, tasks and
+    episode seeds give the same numbers)."""
+    text = json.dumps({f: getattr(recipe, f) for f in EVAL_FIELDS}, sort_keys=True, default=list)
+    key = f'{stage_key(recipe, stage, context.reduced)}_eval_' + \
+        hashlib.sha256(text.encode()).hexdigest()[:8]
+    path = context.state_dir.parent / 'capstone-stages' / f'{key}.json'
+    if path.exists():
+        print(f'{stage}: evaluation reused from {path.name}', flush=True)
+        return json.loads(path.read_text())
+    metrics = make()
+    harness.write_atomic(path, lambda tmp: tmp.write_text(json.dumps(metrics)))
+    return metrics
+
+
 def save_stage(context, recipe, stage, model):
     path = context.results / f'{context.name}_{stage}.pt'
     config = dict(recipe.model_config, seed=recipe.seed)
@@ -455,7 +486,8 @@ def run(recipe, context):
             seconds[stage] = logs[stage].get('seconds')
             t0 = time.time()
             temps = recipe.control_temperatures if stage == 'sft' else (1.0,)
-            metrics[stage] = evaluate(recipe, setting, tok, policies[stage], temps)
+            metrics[stage] = cached_evaluation(context, recipe, stage, lambda: evaluate(
+                recipe, setting, tok, policies[stage], temps))
             seconds[f'eval_{stage}'] = round(time.time() - t0)
             print(f'{stage}: ' + ', '.join(f'{s} T=1 {metrics[stage][s]["t1"]["rate"]:.3f}'
                                            for s in SPLITS)
