@@ -80,6 +80,7 @@ def test_the_rl_stage_spread_over_two_workers_equals_one_process(tmp_path):
                           env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
+    print(line)
     _, same_weights, same_logs, steps, moved = line.split()
     assert same_weights == "True" and same_logs == "True", line
     assert int(steps) >= 1 and float(moved) > 0, line      # the updates moved the weights

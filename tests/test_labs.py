@@ -465,7 +465,8 @@ def test_the_capstone_runs_every_stage_and_its_control_arm_reuses_them(scratch):
     """book/labs/capstone.py reduced (its smoke recipe): every stage is trained and evaluated on
     the three fresh splits at the same episode seeds, the ledger's paired differences are in
     the record, and the random-reward arm of the same seed reuses the sft and rs stages (the
-    same policies, so the same evaluation) and trains only its RL stage."""
+    same policies, so the same evaluation) and trains only its RL stage; the optional
+    distillation stage distils the RL policy into the rs one and joins the ledger."""
     import capstone
     stem = scratch.stem('capstone')
     record = arl.load_record(stem, scratch.folder)
@@ -488,6 +489,11 @@ def test_the_capstone_runs_every_stage_and_its_control_arm_reuses_them(scratch):
     assert control['logs']['sft']['reused'] and control['logs']['rs']['reused']
     assert not control['logs']['rl'].get('reused')
     assert control['metrics']['rs'] == res['metrics']['rs']
+    distilled = run_lab('capstone', scratch.argv('capstone') + ['--distill-updates', '1'])
+    res_d = arl.load_record(distilled.stem, scratch.folder).results
+    assert res_d['stages'] == ['sft', 'rs', 'rl', 'distill'] and res_d['logs']['rl']['reused']
+    assert res_d['logs']['distill']['student'] == 'rs'
+    assert {'distill - rl', 'distill - control'} <= set(res_d['versus']['practised'])
     rows = capstone.ledger([record, record], [arl.load_record(arm.stem, scratch.folder)] * 2)
     assert {name for _, name, *_ in rows} == {'rs - sft', 'rl - rs', 'rl - control',
                                               'rl - random-reward rl'}
