@@ -33,6 +33,9 @@ SLOW = {
     "test_press_checker.py::test_real_book_chapter_0_drift": "executes the real chapter 0",
     # run labs, benchmarks or worker processes end to end (reduced, still tens of seconds)
     "test_labs.py::test_every_lab_runs_reduced_and_writes_its_record": "runs every lab, reduced",
+    "test_labs.py::test_the_capstone_runs_every_stage_and_its_control_arm_reuses_them":
+        "two reduced capstone runs",
+    "test_capstone.py": "runs the capstone's RL stage under torchrun and the benchmark",
     "test_labs.py::test_a_resumed_rl_run_ends_where_an_uninterrupted_one_does":
         "two reduced RL runs",
     "test_lab_evaluate.py::test_dynamic_sampling_steps_on_exactly_n_mixed_groups":

@@ -509,3 +509,41 @@ def test_the_ppo_sanity_check_records_say_what_section_18_5_says():
     for rows in (first, last):
         assert mean(runs, 'kl_start', rows) > 5 * mean(rloo, 'kl_start', rows)
     assert mean(runs, 'entropy', last) > 0.9 * mean(runs, 'entropy', first)
+
+
+def test_the_capstone_runs_every_stage_and_its_control_arm_reuses_them(scratch):
+    """book/labs/capstone.py reduced (its smoke recipe): every stage is trained and evaluated on
+    the three fresh splits at the same episode seeds, the ledger's paired differences are in
+    the record, and the random-reward arm of the same seed reuses the sft and rs stages (the
+    same policies, so the same evaluation) and trains only its RL stage; the optional
+    distillation stage distils the RL policy into the rs one and joins the ledger."""
+    import capstone
+    stem = scratch.stem('capstone')
+    record = arl.load_record(stem, scratch.folder)
+    res = record.results
+    assert res['stages'] == ['sft', 'rs', 'rl']
+    for stage in res['stages']:
+        assert set(res['metrics'][stage]) == set(capstone.SPLITS)
+    assert set(res['metrics']['sft']['practised']) == {'t0.5', 't1'}
+    for split in capstone.SPLITS:
+        n = len(res['task_ids'][split])
+        assert n == len(res['clusters'][split]) == len(
+            res['metrics']['rl'][split]['t1']['per_task'])
+        assert {'rs - sft', 'rl - rs', 'rl - control'} <= set(res['versus'][split])
+    assert len(res['logs']['rl']['log']) == 2
+    for stage in ('sft', 'rs'):
+        arl.load_checkpoint(scratch.folder / f'{stem}_{stage}.pt')
+    arm = run_lab('capstone', scratch.argv('capstone') + ['--reward', 'random'])
+    control = arl.load_record(arm.stem, scratch.folder).results
+    assert 'rewardrandom' in arm.stem
+    assert control['logs']['sft']['reused'] and control['logs']['rs']['reused']
+    assert not control['logs']['rl'].get('reused')
+    assert control['metrics']['rs'] == res['metrics']['rs']
+    distilled = run_lab('capstone', scratch.argv('capstone') + ['--distill-updates', '1'])
+    res_d = arl.load_record(distilled.stem, scratch.folder).results
+    assert res_d['stages'] == ['sft', 'rs', 'rl', 'distill'] and res_d['logs']['rl']['reused']
+    assert res_d['logs']['distill']['student'] == 'rs'
+    assert {'distill - rl', 'distill - control'} <= set(res_d['versus']['practised'])
+    rows = capstone.ledger([record, record], [arl.load_record(arm.stem, scratch.folder)] * 2)
+    assert {name for _, name, *_ in rows} == {'rs - sft', 'rl - rs', 'rl - control',
+                                              'rl - random-reward rl'}

@@ -70,7 +70,7 @@ LABS = ('warm_start', 'reinforce_seeds', 'rloo_seeds', 'grouped_reinforce_seeds'
         'ppo_seeds', 'ppo_detached_value_seeds', 'kl_seeds', 'gym_v2_warm_start', 'gym_v2_rl',
         'gym_v2_rl_fresh', 'gym_v2_standard_fresh', 'gym_v2_failures', 'gym_v2_checks',
         'gym_v2_copying', 'gym_v2_edit_parts', 'gym_v2_turn_credit',
-        'gym_v2_large_k', 'gym_v2_cheating')
+        'gym_v2_large_k', 'gym_v2_cheating', 'capstone')
 
 
 class RecipeError(ValueError):
