@@ -51,6 +51,12 @@ SANITY_FINDING = (
     "below the exact value, and RLOO's baseline explains none of the reward's variance "
     "(Section 18.5; `tests/test_labs.py::test_the_sanity_check_records_say_what_section_18_5_"
     "says`).")
+COIN_FINDING = (
+    "No: paid only at a submit that runs, the coin rewards submitting, and every seed learned to "
+    "submit without editing; the hidden tests' verdict on the training episodes fell from about "
+    "0.44 to under 0.1, and on fresh instances the arm ends far below both the sharpening "
+    "control and the binary arm on both halves, by more than 2.5 standard errors (Section 11.5; "
+    "`tests/test_rewards.py::test_a_coin_paid_at_submit_teaches_submitting_without_editing`).")
 RECIPE = "hg_mixed_pad6_copy4_fresh8"  # the weight-4 warm start, mixed batches, fresh padding
 # The arms run on the harness are named from their recipe: the warm start, then the options.
 HARNESS_RECIPE = "hint_recovery_6000_pad6_copy4_mixed_fresh8"
@@ -322,6 +328,17 @@ EXPERIMENTS = [
         "task`).",
         ["gym_v2_cheating"]),
     Experiment(
+        "A coin flip as the reward",
+        "Trained with RLOO on a reward that pays a coin flip (probability 0.5) at every submit "
+        "that runs, whatever the code does, in the binary-reward arm's recipe with only the "
+        "reward changed, does the policy end where the binary reward ends? Primary comparison, "
+        "named before the run: the coin-flip arm minus the binary arm in the fresh solve rate at "
+        "T = 1 on RL's placements, paired by task, three seeds each; the smallest effect the "
+        "standard fresh evaluation detects there is about 0.035 (Appendix A.8).",
+        COIN_FINDING,
+        seeds(f"gym_v2_rl_{HARNESS_RECIPE}_rewardrandom_lr3e-4_u300")
+        + [f"gym_v2_rl_fresh_rl_{HARNESS_RECIPE}_rewardrandom_lr3e-4_u300+2"]),
+    Experiment(
         "Turn-level credit against the Monte Carlo truth",
         "With the gym's deterministic observations, the value of every state a group of the "
         "copy-weight warm start's episodes visited can be estimated by sampling continuations; "
@@ -431,21 +448,20 @@ PROPOSED = [
         + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs "
            + " ".join(seeds(PROGRESS))]),
     Proposed(
-        "Partial credit and a coin flip as the reward (Chapter 11)",
-        "For each reward R of `partial` (the fraction of hidden tests passed) and `random` (a "
-        "coin flip, the control of a reward claim), paid by `agentrl.RewardEnv` from the "
-        "copy-weight warm start with mixed batches and RLOO for 300 updates: its fresh solve rate "
-        f"at T = 1 minus the binary reward's (`gym_v2_rl_fresh_{RECIPE}_rloo_lr3e-4_u300`), paired "
-        "by task on fresh instances of RL's placements, three seeds each; the unseen placements "
-        "and the sharpening control are reported beside it.",
+        "Partial credit as the reward (Chapter 11)",
+        "The reward `partial` (the fraction of hidden tests passed), paid by `agentrl.RewardEnv` "
+        "from the copy-weight warm start with mixed batches and RLOO for 300 updates: its fresh "
+        "solve rate at T = 1 minus the binary reward's "
+        f"(`gym_v2_rl_fresh_{RECIPE}_rloo_lr3e-4_u300`), paired by task on fresh instances of "
+        "RL's placements, three seeds; the unseen placements and the sharpening control are "
+        "reported beside it.",
         "Paired by task on these placements the standard fresh evaluation resolves about 0.035 "
         "(Appendix A.8); a claim about placements like them needs about 0.09 (by placement). "
         "A smaller difference is reported as level.",
         [f".venv/bin/python book/labs/gym_v2_rl.py --warm gym_v2_hint_recovery_6000_pad6_copy4 "
          f"--train-on mixed --fresh-padding 8 --method rloo --lr 3e-4 --updates 300 --reward "
-         f"{reward}{seed}" for reward in ("partial", "random")
-         for seed in ("", " --seed 1", " --seed 2")]
-        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs of one reward>"]),
+         f"partial{seed}" for seed in ("", " --seed 1", " --seed 2")]
+        + [".venv/bin/python book/labs/gym_v2_rl_fresh.py --runs <the three runs>"]),
     Proposed(
         "Rejection sampling against its random-selection control, and DPO (Chapter 15)",
         "Online rejection sampling (`--method positive`, whose three seeds exist) against its "
