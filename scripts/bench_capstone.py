@@ -27,8 +27,6 @@ the update (`agentrl.fast_grpo_step`). Torch runs on one thread. --out writes a 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -40,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "labs"))
 
 import agentrl as arl  # noqa: E402
-from ext.toolchain import machine  # noqa: E402
+import bench_rollouts  # noqa: E402  (the benchmarks' record writer)
 
 LAB = "scripts/bench_capstone.py"
 WARM = "gym_v2_hint_recovery_6000_pad6_copy4"
@@ -188,19 +186,6 @@ def report(res):
     return "\n".join(lines)
 
 
-def record(res):
-    results = {key: value for key, value in res.items() if key != "config"}
-    return {"schema": arl.RECORD_SCHEMA, "lab": LAB, "kind": "benchmark",
-            "recipe": res["config"], "machine": machine(), "results": results}
-
-
-def write_record(path, res):
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record(res), indent=1) + "\n")
-    os.replace(tmp, path)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=64, help="sequences decoded together")
@@ -218,7 +203,7 @@ def main(argv=None):
         res = run(args.batch, args.prompt_tokens, args.new_tokens, args.rounds, args.steps)
     print(report(res))
     if args.out:
-        write_record(args.out, res)
+        bench_rollouts.write_record(args.out, res, LAB)
     return 0
 
 

@@ -234,19 +234,20 @@ def run(episodes=64, calls=40, seed=0, workers=1, with_kernels=False):
     return res
 
 
-def record(res):
-    """run()'s figures as a lab record (schema 1): its config as the recipe, the machine, and
-    the measurements (sampling, update, sandbox and, with --kernels, kernels) as the results."""
+def record(res, lab=LAB):
+    """A benchmark's figures as a lab record (schema 1): its config as the recipe, the machine,
+    and the measurements (here sampling, update, sandbox and, with --kernels, kernels) as the
+    results. Every benchmark script writes its record through this and write_record."""
     results = {key: value for key, value in res.items() if key != "config"}
-    return {"schema": arl.RECORD_SCHEMA, "lab": LAB, "kind": "benchmark",
+    return {"schema": arl.RECORD_SCHEMA, "lab": lab, "kind": "benchmark",
             "recipe": res["config"], "machine": machine(), "results": results}
 
 
-def write_record(path, res):
-    """Write record(res) to path atomically: a temporary file beside it, then a rename."""
+def write_record(path, res, lab=LAB):
+    """Write record(res, lab) to path atomically: a temporary file beside it, then a rename."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record(res), indent=1) + "\n")
+    tmp.write_text(json.dumps(record(res, lab), indent=1) + "\n")
     os.replace(tmp, path)
 
 

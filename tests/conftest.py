@@ -76,3 +76,35 @@ def tasks():
 def cache():
     """An empty test-result cache for BugFixEnv, one per test file."""
     return {}
+
+
+@pytest.fixture
+def torchrun(tmp_path):
+    """run(script_text, timeout, **env) -> the finished process: the script launched by torchrun
+    as three local processes (rank 0 and two workers) on a free port, from tmp_path, with the
+    repository on PYTHONPATH and one thread each; skips where torchrun is not installed."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    launcher = Path(sys.executable).with_name("torchrun")
+    if not launcher.exists():
+        pytest.skip("torchrun not installed next to the interpreter")
+    root = Path(__file__).resolve().parent.parent
+
+    def run(script_text, timeout, **env):
+        script = tmp_path / "torchrun_script.py"
+        script.write_text(script_text)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(root), OMP_NUM_THREADS="1",
+                   **env)
+        return subprocess.run([str(launcher), "--nnodes", "1", "--nproc-per-node", "3",
+                               "--master-addr", "127.0.0.1", "--master-port", str(port),
+                               str(script)],
+                              env=env, capture_output=True, text=True, timeout=timeout,
+                              cwd=tmp_path)
+    return run

@@ -8,13 +8,9 @@ Run: .venv/bin/python -m pytest tests/test_capstone.py -q
 """
 
 import json
-import os
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,20 +60,8 @@ else:
 '''
 
 
-def test_the_rl_stage_spread_over_two_workers_equals_one_process(tmp_path):
-    torchrun = Path(sys.executable).with_name("torchrun")
-    if not torchrun.exists():
-        pytest.skip("torchrun not installed next to the interpreter")
-    script = tmp_path / "capstone_workers.py"
-    script.write_text(TORCHRUN_SCRIPT)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
-               BOOK_ROOT=str(ROOT))
-    done = subprocess.run([str(torchrun), "--nnodes", "1", "--nproc-per-node", "3",
-                           "--master-addr", "127.0.0.1", "--master-port", str(port), str(script)],
-                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+def test_the_rl_stage_spread_over_two_workers_equals_one_process(torchrun):
+    done = torchrun(TORCHRUN_SCRIPT, timeout=300, BOOK_ROOT=str(ROOT))
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
     print(line)

@@ -14,9 +14,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -249,18 +246,7 @@ else:
 '''
 
 
-def test_same_functions_run_under_torchrun(tmp_path):
-    torchrun = Path(sys.executable).with_name("torchrun")
-    if not torchrun.exists():
-        pytest.skip("torchrun not installed next to the interpreter")
-    script = tmp_path / "train.py"
-    script.write_text(TORCHRUN_SCRIPT)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([str(torchrun), "--nnodes", "1", "--nproc-per-node", "3",
-                           "--master-addr", "127.0.0.1", "--master-port", str(port), str(script)],
-                          env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+def test_same_functions_run_under_torchrun(torchrun):
+    done = torchrun(TORCHRUN_SCRIPT, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "RESULT True [1, 1, 1]" in done.stdout
