@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import datetime
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -83,12 +84,25 @@ def socket_files_in(directory: Path) -> Config:
     return Config({"KernelManager": {"transport": "ipc", "ip": str(directory / "kernel")}})
 
 
+def cell_seconds(cell) -> float | None:
+    """Wall seconds from a cell's start to its reply, as nbclient records them in its metadata
+    (None for a cell that never ran)."""
+    stamps = cell.get("metadata", {}).get("execution", {})
+    try:
+        start, end = (datetime.fromisoformat(stamps[key].replace("Z", "+00:00"))
+                      for key in ("iopub.execute_input", "shell.execute_reply"))
+    except KeyError:
+        return None
+    return (end - start).total_seconds()
+
+
 @dataclass
 class ChapterRun:
     runs: list[CellRun]
     seconds: float
     failure: str | None  # why execution stopped early, if it did
     probe_stdout: str = ""  # what the probe's closing cell printed, when run with one
+    cell_seconds: list[float | None] = field(default_factory=list)  # each cell's, in order
 
 
 def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
@@ -123,11 +137,13 @@ def run_chapter(chapter: Chapter, staged_dir: Path, timeout: int = 120,
         except CellExecutionError:
             failure = None  # the error output is recorded in the failing cell
     runs = attach_failure(notebook.cells, cell_runs(notebook.cells), failure, timed_out)
+    timings = [cell_seconds(cell) for cell in notebook.cells]
     if not probe:
-        return ChapterRun(runs, time.perf_counter() - start, failure)
+        return ChapterRun(runs, time.perf_counter() - start, failure, cell_seconds=timings)
     if runs[0].error:
         raise RuntimeError(f"the margin probe failed in the kernel: {runs[0].error}")
-    return ChapterRun(runs[1:-1], time.perf_counter() - start, failure, runs[-1].stdout)
+    return ChapterRun(runs[1:-1], time.perf_counter() - start, failure, runs[-1].stdout,
+                      timings[1:-1])
 
 
 def attach_failure(cells, runs: list[CellRun], failure: str | None,

@@ -3,6 +3,7 @@
     python scripts/check_tutorial_snippets.py --chapters 00 02        # verify
     python scripts/check_tutorial_snippets.py --chapters 02 --refresh # rewrite Output blocks
     python scripts/check_tutorial_snippets.py --chapters all --locale zh --threads 1
+    python scripts/check_tutorial_snippets.py --chapters 06 --slowest 5  # where the time goes
 
 Each chapter runs in a fresh kernel, in a temporary directory, against a library staged from
 the saves of earlier chapters only (the same staging as the build). Exit status 0 when every
@@ -65,7 +66,16 @@ def check_one(path: Path, staging, stage_root: Path, args) -> bool:
         problems = refresh(chapter, result.runs, problems)
     status = "ok" if not problems else f"{len(problems)} problem(s)"
     print(f"{path.name}: {len(chapter.cells)} cells, {status} ({result.seconds:.1f} s)")
+    for line in slowest_cells(chapter, result.cell_seconds, args.slowest):
+        print(line)
     return not problems
+
+
+def slowest_cells(chapter, seconds: list[float | None], count: int) -> list[str]:
+    """The ``count`` slowest cells, each as ``path:line: N.N s``, slowest first."""
+    timed = [(s, cell) for s, cell in zip(seconds, chapter.cells) if s is not None]
+    timed.sort(key=lambda pair: -pair[0])
+    return [f"  {chapter.path}:{cell.line}: {s:.1f} s" for s, cell in timed[:count]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh", action="store_true", help="rewrite recorded outputs")
     parser.add_argument("--threads", type=int, default=None, help="torch/OpenMP threads")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
+    parser.add_argument("--slowest", type=int, default=0, metavar="N",
+                        help="also print each chapter's N slowest cells (wall seconds)")
     args = parser.parse_args(argv)
     selection = load_selection(args.root, args.locale, args.chapters)
     if isinstance(selection, int):

@@ -49,7 +49,7 @@ SANITY_FINDING = (
     "about twice the smallest detectable change, more than half of the climb within the first "
     "ten updates; the entropy falls, the KL to the warm start stays small, its k3 estimate runs "
     "below the exact value, and RLOO's baseline explains none of the reward's variance "
-    "(Section 18.5; `tests/test_labs.py::test_the_sanity_check_records_say_what_section_18_5_"
+    "(Section 18.5; `tests/test_lab_arms.py::test_the_sanity_check_records_say_what_section_18_5_"
     "says`).")
 COIN_FINDING = (
     "No: paid only at a submit that runs, the coin rewards submitting, and every seed learned to "
@@ -377,7 +377,7 @@ EXPERIMENTS = [
         "detectable change. The value head's explained variance stays near zero throughout: it "
         "learns the reward's level, not which episode succeeds, while its loss falls; the KL to "
         "the warm start is about ten times RLOO's and the entropy barely moves (Section 18.5; "
-        "`tests/test_labs.py::test_the_ppo_sanity_check_records_say_what_section_18_5_says`).",
+        "`tests/test_lab_arms.py::test_the_ppo_sanity_check_records_say_what_section_18_5_says`).",
         seeds("gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_ppo_dash_lr3e-4_u40")),
     Experiment(
         "The capstone's reduced recipe, reproduced from `agentrl` alone",

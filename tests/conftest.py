@@ -36,7 +36,7 @@ SLOW = {
     "test_labs.py::test_the_capstone_runs_every_stage_and_its_control_arm_reuses_them":
         "two reduced capstone runs",
     "test_capstone.py": "runs the capstone's RL stage under torchrun and the benchmark",
-    "test_labs.py::test_a_resumed_rl_run_ends_where_an_uninterrupted_one_does":
+    "test_lab_arms.py::test_a_resumed_rl_run_ends_where_an_uninterrupted_one_does":
         "two reduced RL runs",
     "test_lab_evaluate.py::test_dynamic_sampling_steps_on_exactly_n_mixed_groups":
         "a reduced RL run",

@@ -13,8 +13,9 @@ which only the press sets. Each cell must print what its recorded output says (c
   save cells, which define that reader, may name ``AGENTRL_BOOK``, build a path from the
   environment, call ``lab_results()`` or open a record's file; no other chapter mentions
   ``AGENTRL_BOOK``, in code or prose;
-* chapters 0, 5, 13 and 14, whole: Chapter 0 saves the reader, the others read records (the
-  benchmark, the warm start's checkpoint, the LoRA runs) in cells a plain kernel must run;
+* chapter 0, whole: it saves the reader;
+* chapters 5, 13 and 14, their first cell and every cell that reads a record (the benchmark, the
+  warm start and its checkpoint, the LoRA runs): cells a plain kernel must run;
 * chapter 6, both locales, from its first cell to the cell that first reads a record;
 * ``lab_results()`` with neither ``AGENTRL_BOOK`` nor a repository beside the package raises
   an error that says what to set.
@@ -122,11 +123,26 @@ def code_cells(notebook: nbformat.NotebookNode) -> list[dict]:
     return [cell for cell in notebook.cells if cell.cell_type == "code"]
 
 
-@pytest.mark.parametrize("chapter", ["00-notation", "05-trajectories-and-templates",
-                                     "13-rollout-systems", "14-efficiency"])
-def test_chapter_notebook_runs_in_a_plain_kernel(chapter, tmp_path):
+def test_chapter_0_notebook_runs_in_a_plain_kernel(tmp_path):
+    book = notebook(LOCALES[0].folder, READER_CHAPTER)
+    assert_same_outputs(code_cells(book), execute(book, tmp_path), READER_CHAPTER)
+
+
+@pytest.mark.parametrize("chapter", ["05-trajectories-and-templates", "13-rollout-systems",
+                                     "14-efficiency"])
+def test_a_chapters_record_cells_run_in_a_plain_kernel(chapter, tmp_path):
+    """The chapter's first cell and every cell that reads a record, each printing what the book
+    recorded; where the first cell defines the warm start's loader, its checkpoint loads too."""
     book = notebook(LOCALES[0].folder, chapter)
-    assert_same_outputs(code_cells(book), execute(book, tmp_path), chapter)
+    cells = code_cells(book)
+    wanted = [cells[0], *(cell for cell in cells[1:] if READS_RECORD in cell.source)]
+    loads = "def load_warm_start" in cells[0].source
+    probe = [nbformat.v4.new_code_cell("print(type(load_warm_start()).__name__)")] if loads else []
+    trimmed = nbformat.v4.new_notebook(cells=[*wanted, *probe], metadata=book.metadata)
+    executed = execute(trimmed, tmp_path)
+    assert_same_outputs(wanted, executed[:len(wanted)], chapter)
+    if loads:
+        assert printed(executed[-1]).strip() == "TinyAgent"
 
 
 @pytest.mark.parametrize("locale", [locale.folder for locale in LOCALES])

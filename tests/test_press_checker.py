@@ -59,6 +59,16 @@ def test_fixture_book_passes(book):
     assert "02-next.md: 3 cells, ok" in result.stdout
 
 
+def test_slowest_names_each_chapters_slowest_cells_by_file_and_line(book):
+    result = check(book, "--chapters", "01", "--slowest", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    timed = re.findall(r"^  (.+/01-basics\.md):(\d+): (\d+\.\d) s$", result.stdout, re.M)
+    assert len(timed) == 2
+    starts = {cell.line for cell in read_chapter(chapter(book, "en/01-basics.md")).cells}
+    assert {int(line) for _, line, _ in timed} <= starts
+    assert float(timed[0][2]) >= float(timed[1][2])
+
+
 def test_changed_number_is_drift_at_the_fence_with_a_diff(book):
     path, fence = make_drift(book)
     # Other digits in the volatile cell's block are not drift (only cell 2 is reported).
