@@ -186,8 +186,8 @@ def problems(items: list[Entry], root: Path = ROOT, folder: Path = RESULTS) -> l
     found = [f"{folder.relative_to(root).as_posix()}/{e.stem}.json: no reader"
              for e in items if not e.read_by]
     stems = {e.stem for e in items}
-    found += [f"{p.relative_to(root).as_posix()}: a checkpoint with no record"
-              for p in sorted(folder.glob("*.pt")) if p.stem not in stems]
+    found += [f"{folder.relative_to(root).as_posix()}/{stem}.pt: a checkpoint with no record"
+              for stem in sorted(shipped_checkpoints(folder) - stems)]
     found += unknown_names(stems, reader_files(root), root)
     return found
 

@@ -121,3 +121,6 @@ def test_a_checkpoint_git_ignores_is_not_shipped(tmp_path):
     (tmp_path / "local_run.pt").write_bytes(b"")
     (tmp_path / "kept_run.pt").write_bytes(b"")
     assert records_manifest.shipped_checkpoints(tmp_path) == {"kept_run"}
+    # and only a shipped checkpoint without its record is a problem
+    assert records_manifest.problems([], tmp_path.parent, tmp_path) == [
+        f"{tmp_path.name}/kept_run.pt: a checkpoint with no record"]
