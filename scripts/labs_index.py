@@ -380,6 +380,29 @@ EXPERIMENTS = [
         "`tests/test_lab_arms.py::test_the_ppo_sanity_check_records_say_what_section_18_5_says`).",
         seeds("gym_v2_rl_hint_recovery_6000_pad6_copy4_perfectible_ppo_dash_lr3e-4_u40")),
     Experiment(
+        "The capstone's three seeds: what each stage bought",
+        "One recipe (`book/labs/capstone.py`: imitation with recovery demonstrations, two rounds "
+        "of rejection sampling, 150 RLOO updates), three seeds, every stage's policy evaluated on "
+        "fresh variants 20-21 of the practised placements, the unseen placements and the unseen "
+        "functions at the same episode seeds. Primary comparison: the final policy minus the "
+        "sharpening control on the practised placements, paired by task, the seeds averaged and "
+        "the error clustered by placement; each stage's gain over the one before beside it.",
+        "On the practised placements every stage gains and the final policy beats the control, "
+        "but of the nine comparisons only rejection sampling's gain over imitation survives the "
+        "Bonferroni correction; on the unseen placements every comparison is level; on the "
+        "unseen functions rejection sampling and RL each gain a little and the final policy is "
+        "level with the control (Section 19.3).",
+        ["capstone", "capstone_s1", "capstone_s2"]),
+    Experiment(
+        "The capstone's cost: TinyAgent's samplers against `generate`, and one RL update",
+        "At TinyAgent's shape, are the book's samplers faster than `transformers`' generate on a "
+        "Llama configuration of the same width, depth, heads and vocabulary (greedy, KV cache "
+        "on, interleaved rounds), and where does one RL update of the capstone's recipe spend "
+        "its time?",
+        "Both samplers are only slightly ahead of generate; inside an RL update sampling takes "
+        "most of the time, the update most of the rest and the sandbox little (Section 19.6).",
+        ["bench_capstone"]),
+    Experiment(
         "The capstone's reduced recipe, reproduced from `agentrl` alone",
         "Do Chapter 19's cells, which call only `agentrl`, run the same pipeline as "
         "`book/labs/capstone.py`? The lab's reduced recipe (a two-layer model, 20 imitation steps, "
