@@ -100,7 +100,7 @@ PLAN: tuple[Entry, ...] = (
     _e("16", "16-distillation", SCALE, True, "Distillation", "蒸馏"),
     _e("17", "17-evaluation", PRACTICE, True, "Evaluation", "评估"),
     _e("18", "18-debugging", PRACTICE, True, "Debugging", "调试"),
-    _e("19", "19-capstone", PRACTICE, False, "Capstone", "综合实战"),
+    _e("19", "19-capstone", PRACTICE, True, "Capstone", "综合实战"),
     _e("20", "20-frontier", PRACTICE, True, "Frontier", "前沿"),
     _e("B", "B-design-review", APPENDICES, True, "Design-review problems", "设计评审问题"),
     _e("", "sources", APPENDICES, True, "Sources", "来源"),

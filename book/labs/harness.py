@@ -509,4 +509,8 @@ def command(record):
                                       for k, v in value.items() if default.get(k) != v)]
         else:
             words += [flag(f.name), number(value)]
+    if recipe.reduced() == recipe and defaults.reduced() != defaults:
+        # a record of the lab's reduced recipe (its smoke test): --reduced also shrinks what the
+        # recipe does not name (the lab's task sets), and writes outside the committed results
+        words += ['--reduced', '--results', f'/tmp/{labo.name}-reduced']
     return ' '.join(words)
