@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import datetime
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
